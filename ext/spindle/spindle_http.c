@@ -1,0 +1,299 @@
+/*
+ * Ruby binding of the request parser: Spindle::HTTP::Parser.
+ *
+ * The grammar lives in http_parser.c. This file turns its callbacks into the
+ * Rack env: interned, frozen keys shared by every request, binary values, and
+ * duplicate fields combined. It also maps a failure to the Ruby error class of
+ * its status (the classes are defined in lib/spindle/http/parser.rb).
+ */
+#include <ruby.h>
+#include <ruby/encoding.h>
+#include <string.h>
+
+#include "http_parser.h"
+
+#define KEY_BUFFER 320
+
+typedef struct {
+  sp_parser parser;
+  VALUE env;
+  VALUE sink; /* only during execute */
+} parser_t;
+
+static VALUE cParser, errors_by_status;
+static VALUE k_request_method, k_request_uri, k_path_info, k_query_string,
+  k_server_protocol, k_server_name, k_server_port, k_http_host, k_content_type,
+  k_content_length, k_http_content_type, k_http_content_length, k_http_cookie,
+  k_http_proxy, v_http_10, v_http_11, v_empty;
+static ID id_head, id_body, id_done, id_error;
+
+static void parser_mark(void *ptr) {
+  parser_t *p = ptr;
+  rb_gc_mark(p->env);
+  rb_gc_mark(p->sink);
+}
+
+static void parser_free(void *ptr) {
+  parser_t *p = ptr;
+  sp_parser_free(&p->parser);
+  xfree(p);
+}
+
+static size_t parser_memsize(const void *ptr) {
+  const parser_t *p = ptr;
+  return sizeof(*p) + p->parser.head_cap;
+}
+
+static const rb_data_type_t parser_type = {
+  "Spindle::HTTP::Parser",
+  {parser_mark, parser_free, parser_memsize},
+  0, 0, RUBY_TYPED_FREE_IMMEDIATELY,
+};
+
+static parser_t *get_parser(VALUE self) {
+  parser_t *p;
+  TypedData_Get_Struct(self, parser_t, &parser_type, p);
+  return p;
+}
+
+static VALUE parser_alloc(VALUE klass) {
+  parser_t *p;
+  VALUE obj = TypedData_Make_Struct(klass, parser_t, &parser_type, p);
+  sp_limits limits;
+  sp_limits_default(&limits);
+  sp_parser_init(&p->parser, &limits);
+  p->env = Qnil;
+  p->sink = Qnil;
+  return obj;
+}
+
+static VALUE interned(const char *ptr, size_t len) {
+  return rb_enc_interned_str(ptr, (long)len, rb_utf8_encoding());
+}
+
+static VALUE intern_lit(const char *lit) {
+  VALUE s = interned(lit, strlen(lit));
+  rb_gc_register_mark_object(s);
+  return s;
+}
+
+/* "User-Agent" -> "HTTP_USER_AGENT", interned so each name is one shared object.
+ * Content-Type and Content-Length take their CGI names, without the prefix. */
+static VALUE env_key(sp_slice name) {
+  char stack[KEY_BUFFER];
+  size_t len = name.len + 5;
+  char *buf = len <= sizeof(stack) ? stack : xmalloc(len);
+  memcpy(buf, "HTTP_", 5);
+  for (size_t i = 0; i < name.len; i++) {
+    char c = name.ptr[i];
+    buf[i + 5] = c == '-' ? '_' : (c >= 'a' && c <= 'z') ? (char)(c - 32) : c;
+  }
+  VALUE key = interned(buf, len);
+  if (buf != stack) xfree(buf);
+  if (key == k_http_content_type) return k_content_type;
+  if (key == k_http_content_length) return k_content_length;
+  return key;
+}
+
+static VALUE current_env(parser_t *p) {
+  if (NIL_P(p->env)) p->env = rb_hash_new();
+  return p->env;
+}
+
+static int on_field(void *data, sp_slice name, sp_slice value) {
+  parser_t *p = data;
+  VALUE key = env_key(name);
+  /* "Proxy" becomes HTTP_PROXY, which CGI-style code takes for a proxy setting
+   * (httpoxy). No legitimate request needs it. */
+  if (key == k_http_proxy) return 0;
+  VALUE env = current_env(p);
+  VALUE prev = rb_hash_lookup2(env, key, Qundef);
+  if (prev == Qundef) {
+    rb_hash_aset(env, key, rb_str_new(value.ptr, (long)value.len));
+  } else {
+    rb_str_cat_cstr(prev, key == k_http_cookie ? "; " : ", ");
+    rb_str_cat(prev, value.ptr, (long)value.len);
+  }
+  return 0;
+}
+
+static VALUE slice_str(sp_slice s) { return rb_str_new(s.ptr, (long)s.len); }
+
+static int on_head_complete(void *data, const sp_head *h) {
+  parser_t *p = data;
+  VALUE env = current_env(p);
+  rb_hash_aset(env, k_request_method, interned(h->method.ptr, h->method.len));
+  rb_hash_aset(env, k_request_uri, slice_str(h->target));
+  rb_hash_aset(env, k_path_info, slice_str(h->path));
+  rb_hash_aset(env, k_query_string, h->query.len ? slice_str(h->query) : v_empty);
+  rb_hash_aset(env, k_server_protocol, h->version_minor ? v_http_11 : v_http_10);
+  if (h->host.len) rb_hash_aset(env, k_server_name, slice_str(h->host));
+  if (h->port.len) rb_hash_aset(env, k_server_port, slice_str(h->port));
+  if (h->host_from_target) {
+    /* RFC 9112 §3.2.2: with an absolute-form target, its authority is the host. */
+    const char *end = h->port.len ? h->port.ptr + h->port.len : h->host.ptr + h->host.len;
+    rb_hash_aset(env, k_http_host, rb_str_new(h->host.ptr, end - h->host.ptr));
+  }
+  return 0;
+}
+
+static int on_body(void *data, const char *at, size_t len) {
+  parser_t *p = data;
+  if (NIL_P(p->sink)) return 1;
+  rb_str_cat(p->sink, at, (long)len);
+  return 0;
+}
+
+static const sp_callbacks callbacks = {on_field, on_head_complete, on_body};
+
+static void raise_failure(parser_t *p) {
+  VALUE klass = rb_hash_aref(errors_by_status, INT2FIX(p->parser.status));
+  if (NIL_P(klass)) klass = rb_eRuntimeError;
+  rb_raise(klass, "%s", p->parser.error ? p->parser.error : "bad request");
+}
+
+/* execute(data, offset, body) -> offset after the bytes consumed. */
+static VALUE parser_execute(VALUE self, VALUE data, VALUE offset, VALUE sink) {
+  parser_t *p = get_parser(self);
+  StringValue(data);
+  long off = NUM2LONG(offset), len = RSTRING_LEN(data);
+  if (off < 0 || off > len) rb_raise(rb_eArgError, "offset %ld outside 0..%ld", off, len);
+  if (!NIL_P(sink)) {
+    StringValue(sink);
+    rb_str_modify(sink);
+  }
+  if (sp_phase(&p->parser) == SP_PHASE_ERROR) raise_failure(p);
+  p->sink = sink;
+  size_t n = sp_execute(&p->parser, RSTRING_PTR(data) + off, (size_t)(len - off), &callbacks, p);
+  p->sink = Qnil;
+  RB_GC_GUARD(data);
+  if (sp_phase(&p->parser) == SP_PHASE_ERROR) {
+    if (p->parser.error && strcmp(p->parser.error, "body rejected") == 0 && NIL_P(sink))
+      rb_raise(rb_eArgError, "request has a body but no body buffer was given");
+    raise_failure(p);
+  }
+  return LONG2NUM(off + (long)n);
+}
+
+static VALUE parser_reset(VALUE self) {
+  parser_t *p = get_parser(self);
+  sp_parser_reset(&p->parser);
+  p->env = Qnil;
+  return self;
+}
+
+static VALUE parser_state(VALUE self) {
+  switch (sp_phase(&get_parser(self)->parser)) {
+  case SP_PHASE_HEAD: return ID2SYM(id_head);
+  case SP_PHASE_BODY: return ID2SYM(id_body);
+  case SP_PHASE_DONE: return ID2SYM(id_done);
+  default: return ID2SYM(id_error);
+  }
+}
+
+static VALUE parser_head_complete_p(VALUE self) {
+  enum sp_phase ph = sp_phase(&get_parser(self)->parser);
+  return (ph == SP_PHASE_BODY || ph == SP_PHASE_DONE) ? Qtrue : Qfalse;
+}
+
+static VALUE parser_done_p(VALUE self) {
+  return sp_phase(&get_parser(self)->parser) == SP_PHASE_DONE ? Qtrue : Qfalse;
+}
+
+static VALUE parser_env(VALUE self) { return get_parser(self)->env; }
+
+static VALUE parser_set_env(VALUE self, VALUE env) {
+  parser_t *p = get_parser(self);
+  if (!NIL_P(env)) Check_Type(env, T_HASH);
+  p->env = env;
+  return env;
+}
+
+static VALUE parser_content_length(VALUE self) {
+  parser_t *p = get_parser(self);
+  if (p->parser.chunked) return Qnil;
+  return LL2NUM(p->parser.content_length);
+}
+
+static VALUE parser_chunked_p(VALUE self) { return get_parser(self)->parser.chunked ? Qtrue : Qfalse; }
+static VALUE parser_keep_alive_p(VALUE self) { return get_parser(self)->parser.keep_alive ? Qtrue : Qfalse; }
+static VALUE parser_expect_continue_p(VALUE self) {
+  return get_parser(self)->parser.expect_continue ? Qtrue : Qfalse;
+}
+static VALUE parser_body_size(VALUE self) { return ULL2NUM(get_parser(self)->parser.body_total); }
+
+/* Limits arrive as a Hash from Ruby (Parser.new builds it from keywords). */
+static size_t limit_value(VALUE limits, const char *name, size_t fallback) {
+  VALUE v = rb_hash_lookup2(limits, ID2SYM(rb_intern(name)), Qundef);
+  if (v == Qundef) return fallback;
+  if (NIL_P(v)) return 0;
+  long n = NUM2LONG(v);
+  if (n <= 0) rb_raise(rb_eArgError, "limit %s must be positive", name);
+  return (size_t)n;
+}
+
+static VALUE parser_configure(VALUE self, VALUE limits) {
+  parser_t *p = get_parser(self);
+  Check_Type(limits, T_HASH);
+  sp_limits l;
+  sp_limits_default(&l);
+  l.max_request_line = limit_value(limits, "max_request_line", l.max_request_line);
+  l.max_field_name = limit_value(limits, "max_field_name", l.max_field_name);
+  l.max_field_value = limit_value(limits, "max_field_value", l.max_field_value);
+  l.max_head = limit_value(limits, "max_head", l.max_head);
+  l.max_fields = limit_value(limits, "max_fields", l.max_fields);
+  l.max_chunk_ext = limit_value(limits, "max_chunk_ext", l.max_chunk_ext);
+  l.max_chunk_ext_total = limit_value(limits, "max_chunk_ext_total", l.max_chunk_ext_total);
+  l.max_trailer = limit_value(limits, "max_trailer", l.max_trailer);
+  l.max_body = limit_value(limits, "max_body", (size_t)l.max_body);
+  if (!l.max_request_line || !l.max_field_name || !l.max_field_value || !l.max_head ||
+      !l.max_fields || !l.max_chunk_ext || !l.max_chunk_ext_total || !l.max_trailer)
+    rb_raise(rb_eArgError, "only max_body may be nil");
+  p->parser.limits = l;
+  return self;
+}
+
+void Init_spindle_http(void) {
+  VALUE mSpindle = rb_define_module("Spindle");
+  VALUE mHTTP = rb_define_module_under(mSpindle, "HTTP");
+  cParser = rb_define_class_under(mHTTP, "Parser", rb_cObject);
+  errors_by_status = rb_const_get(mHTTP, rb_intern("ERRORS_BY_STATUS"));
+  rb_gc_register_mark_object(errors_by_status);
+
+  k_request_method = intern_lit("REQUEST_METHOD");
+  k_request_uri = intern_lit("REQUEST_URI");
+  k_path_info = intern_lit("PATH_INFO");
+  k_query_string = intern_lit("QUERY_STRING");
+  k_server_protocol = intern_lit("SERVER_PROTOCOL");
+  k_server_name = intern_lit("SERVER_NAME");
+  k_server_port = intern_lit("SERVER_PORT");
+  k_http_host = intern_lit("HTTP_HOST");
+  k_content_type = intern_lit("CONTENT_TYPE");
+  k_content_length = intern_lit("CONTENT_LENGTH");
+  k_http_content_type = intern_lit("HTTP_CONTENT_TYPE");
+  k_http_content_length = intern_lit("HTTP_CONTENT_LENGTH");
+  k_http_cookie = intern_lit("HTTP_COOKIE");
+  k_http_proxy = intern_lit("HTTP_PROXY");
+  v_http_10 = intern_lit("HTTP/1.0");
+  v_http_11 = intern_lit("HTTP/1.1");
+  v_empty = intern_lit("");
+  id_head = rb_intern("head");
+  id_body = rb_intern("body");
+  id_done = rb_intern("done");
+  id_error = rb_intern("error");
+
+  rb_define_alloc_func(cParser, parser_alloc);
+  rb_define_private_method(cParser, "configure", parser_configure, 1);
+  rb_define_method(cParser, "execute", parser_execute, 3);
+  rb_define_method(cParser, "reset", parser_reset, 0);
+  rb_define_method(cParser, "state", parser_state, 0);
+  rb_define_method(cParser, "head_complete?", parser_head_complete_p, 0);
+  rb_define_method(cParser, "done?", parser_done_p, 0);
+  rb_define_method(cParser, "env", parser_env, 0);
+  rb_define_method(cParser, "env=", parser_set_env, 1);
+  rb_define_method(cParser, "content_length", parser_content_length, 0);
+  rb_define_method(cParser, "chunked?", parser_chunked_p, 0);
+  rb_define_method(cParser, "keep_alive?", parser_keep_alive_p, 0);
+  rb_define_method(cParser, "expect_continue?", parser_expect_continue_p, 0);
+  rb_define_method(cParser, "body_size", parser_body_size, 0);
+}

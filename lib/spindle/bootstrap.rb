@@ -1,0 +1,50 @@
+# frozen_string_literal: true
+
+require "rbconfig"
+require "fileutils"
+require_relative "native"
+
+module Spindle
+  # What bin/spindle and bin/test do before anything else on a fresh checkout:
+  # install the gems the Gemfile names and compile the C extension when it is
+  # missing or older than its sources. Uses only the standard library, since it
+  # runs before Bundler has installed anything.
+  module Bootstrap
+    module_function
+
+    def run!(groups: [])
+      ENV["BUNDLE_GEMFILE"] ||= File.join(Native::ROOT, "Gemfile")
+      install_gems(groups)
+      build_extension
+    end
+
+    def install_gems(groups)
+      env = groups.empty? ? {} : { "BUNDLE_WITH" => groups.join(":") }
+      return if system(env, "bundle", "check", out: File::NULL, err: File::NULL)
+
+      warn "spindle: installing gems (first run)..."
+      system(env, "bundle", "install", "--quiet", exception: true)
+    end
+
+    def build_extension
+      dir = Native.build_dir
+      so = File.join(dir, "spindle_http.#{RbConfig::CONFIG['DLEXT']}")
+      sources = Dir[File.join(Native::ROOT, "ext", "spindle", "*.{c,h,rb}")]
+      return if File.exist?(so) && sources.all? { |f| File.mtime(f) <= File.mtime(so) }
+
+      FileUtils.mkdir_p(dir)
+      compile(dir)
+    end
+
+    def compile(dir)
+      extconf = File.join(Native::ROOT, "ext", "spindle", "extconf.rb")
+      log = File.join(dir, "build.log")
+      ok = system(RbConfig.ruby, extconf, chdir: dir, out: log, err: [:child, :out]) &&
+           system("make", "-s", chdir: dir, out: log, err: [:child, :out])
+      return if ok
+
+      warn File.read(log)
+      abort "spindle: compiling the C extension failed (log: #{log})"
+    end
+  end
+end
