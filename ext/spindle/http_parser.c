@@ -124,6 +124,8 @@ static void reset_message(sp_parser *p) {
   p->error = NULL;
   p->head_len = 0;
   p->line_len = 0;
+  p->line_colon = 0;
+  p->line_value_len = 0;
   p->prev_cr = 0;
   p->request_line_seen = 0;
   p->chunked = 0;
@@ -137,7 +139,7 @@ static void reset_message(sp_parser *p) {
   p->chunk_size = 0;
   p->chunk_ext_len = 0;
   p->chunk_ext_total = 0;
-  p->in_quote = 0;
+  p->ext_state = 0;
   p->quote_escape = 0;
   p->trailer_len = 0;
   p->trailer_fields = 0;
@@ -183,6 +185,25 @@ static int fail(sp_parser *p, int status, const char *why) {
 
 /* ------------------------------------------------------- head: the scanner */
 
+/* Field-line limits, checked as bytes arrive so an endless name or value fails
+ * at its limit, not at the head limit. The value is counted from its first
+ * non-blank byte, trailing blanks included, so this is a little stricter than
+ * the check after trimming; since the scanner sees every byte however the input
+ * is split, the verdict is the same for any split. */
+static int scan_field_byte(sp_parser *p, unsigned char c) {
+  const sp_limits *l = &p->limits;
+  if (!p->line_colon) {
+    if (c == ':') { p->line_colon = 1; return SP_OK; }
+    if (p->line_len > l->max_field_name)
+      return fail(p, SP_FIELDS_TOO_LARGE, "header field name too long");
+    return SP_OK;
+  }
+  if (p->line_value_len == 0 && is_ows(c)) return SP_OK;
+  if (++p->line_value_len > l->max_field_value)
+    return fail(p, SP_FIELDS_TOO_LARGE, "header field value too long");
+  return SP_OK;
+}
+
 /* Scans new head bytes. Returns the number of bytes up to and including the LF
  * that ends the head, 0 when the head is not complete yet, or fails the parser. */
 static size_t scan_head(sp_parser *p, const char *data, size_t len) {
@@ -195,6 +216,8 @@ static size_t scan_head(sp_parser *p, const char *data, size_t len) {
       if (p->line_len == 0 && p->request_line_seen) return i + 1;
       if (p->line_len > 0) p->request_line_seen = 1;
       p->line_len = 0;
+      p->line_colon = 0;
+      p->line_value_len = 0;
       continue;
     }
     if (c == '\r') { p->prev_cr = 1; continue; }
@@ -211,8 +234,7 @@ static size_t scan_head(sp_parser *p, const char *data, size_t len) {
         fail(p, SP_URI_TOO_LONG, "request line too long");
         return 0;
       }
-    } else if (p->line_len > l->max_field_name + l->max_field_value + 2) {
-      fail(p, SP_FIELDS_TOO_LARGE, "header field line too long");
+    } else if (scan_field_byte(p, c)) {
       return 0;
     }
     if (p->head_len + i + 1 > l->max_head) {
@@ -539,6 +561,60 @@ static int body_bytes(sp_parser *p, const char *at, size_t n,
   return SP_OK;
 }
 
+/* chunk-ext = *( BWS ";" BWS name [ BWS "=" BWS ( token / quoted-string ) ] ),
+ * RFC 9112 §7.1.1. Checked byte by byte and bounded; its meaning is ignored, as
+ * the RFC allows. */
+enum { EXT_BEFORE_NAME, EXT_NAME, EXT_AFTER_NAME, EXT_BEFORE_VALUE, EXT_TOKEN,
+       EXT_QUOTED, EXT_AFTER_VALUE, EXT_AFTER_SIZE };
+
+static int ext_quoted_byte(sp_parser *p, unsigned char c) {
+  if (!is_value_char(c)) return fail(p, SP_BAD_REQUEST, "invalid chunk extension");
+  if (p->quote_escape) p->quote_escape = 0;
+  else if (c == '\\') p->quote_escape = 1;
+  else if (c == '"') p->ext_state = EXT_AFTER_VALUE;
+  return SP_OK;
+}
+
+/* After a name or a value: blanks, then ';' (another extension), '=' (a value,
+ * only after a name) or CR (end of the chunk line). */
+static int ext_separator(sp_parser *p, unsigned char c, int after_name) {
+  if (is_ows(c)) return SP_OK;
+  if (c == ';') { p->ext_state = EXT_BEFORE_NAME; return SP_OK; }
+  if (c == '=' && after_name) { p->ext_state = EXT_BEFORE_VALUE; return SP_OK; }
+  if (c == '\r') { p->state = ST_CHUNK_SIZE_LF; return SP_OK; }
+  return fail(p, SP_BAD_REQUEST, "invalid chunk extension");
+}
+
+static int chunk_ext_byte(sp_parser *p, unsigned char c) {
+  if (++p->chunk_ext_len > p->limits.max_chunk_ext ||
+      ++p->chunk_ext_total > p->limits.max_chunk_ext_total)
+    return fail(p, SP_BAD_REQUEST, "chunk extension too long");
+  switch (p->ext_state) {
+  case EXT_BEFORE_NAME:
+  case EXT_BEFORE_VALUE:
+    if (is_ows(c)) return SP_OK;
+    if (p->ext_state == EXT_BEFORE_VALUE && c == '"') { p->ext_state = EXT_QUOTED; return SP_OK; }
+    if (!is_tchar(c)) return fail(p, SP_BAD_REQUEST, "invalid chunk extension");
+    p->ext_state = p->ext_state == EXT_BEFORE_NAME ? EXT_NAME : EXT_TOKEN;
+    return SP_OK;
+  case EXT_NAME:
+    if (is_tchar(c)) return SP_OK;
+    p->ext_state = EXT_AFTER_NAME;
+    return ext_separator(p, c, 1);
+  case EXT_AFTER_NAME: return ext_separator(p, c, 1);
+  case EXT_TOKEN:
+    if (is_tchar(c)) return SP_OK;
+    p->ext_state = EXT_AFTER_VALUE;
+    return ext_separator(p, c, 0);
+  case EXT_QUOTED: return ext_quoted_byte(p, c);
+  case EXT_AFTER_SIZE: /* blanks after the size must lead to an extension */
+    if (is_ows(c)) return SP_OK;
+    if (c == ';') { p->ext_state = EXT_BEFORE_NAME; return SP_OK; }
+    return fail(p, SP_BAD_REQUEST, "invalid chunk size");
+  default: return ext_separator(p, c, 0); /* EXT_AFTER_VALUE */
+  }
+}
+
 static int chunk_size_byte(sp_parser *p, unsigned char c) {
   int v = hex_value(c);
   if (v >= 0) {
@@ -547,28 +623,15 @@ static int chunk_size_byte(sp_parser *p, unsigned char c) {
     return SP_OK;
   }
   if (p->chunk_digits == 0) return fail(p, SP_BAD_REQUEST, "invalid chunk size");
-  if (c == ';') { p->chunk_ext_len = 0; p->state = ST_CHUNK_EXT; return SP_OK; }
   if (c == '\r') { p->state = ST_CHUNK_SIZE_LF; return SP_OK; }
-  return fail(p, SP_BAD_REQUEST, "invalid chunk size");
-}
-
-/* chunk-ext: checked for its characters and quote balance, and bounded. Its
- * meaning is ignored, as RFC 9112 §7.1.1 allows. */
-static int chunk_ext_byte(sp_parser *p, unsigned char c) {
-  if (++p->chunk_ext_len > p->limits.max_chunk_ext ||
-      ++p->chunk_ext_total > p->limits.max_chunk_ext_total)
-    return fail(p, SP_BAD_REQUEST, "chunk extension too long");
-  if (p->in_quote) {
-    if (!is_value_char(c)) return fail(p, SP_BAD_REQUEST, "invalid chunk extension");
-    if (p->quote_escape) p->quote_escape = 0;
-    else if (c == '\\') p->quote_escape = 1;
-    else if (c == '"') p->in_quote = 0;
-    return SP_OK;
+  if (c == ';' || is_ows(c)) {
+    /* Blanks after the size may only lead to an extension (BWS ";"). */
+    p->chunk_ext_len = 0;
+    p->ext_state = c == ';' ? EXT_BEFORE_NAME : EXT_AFTER_SIZE;
+    p->state = ST_CHUNK_EXT;
+    return c == ';' ? SP_OK : chunk_ext_byte(p, c);
   }
-  if (c == '"') { p->in_quote = 1; return SP_OK; }
-  if (c == '\r') { p->state = ST_CHUNK_SIZE_LF; return SP_OK; }
-  if (is_tchar(c) || c == ';' || c == '=' || is_ows(c)) return SP_OK;
-  return fail(p, SP_BAD_REQUEST, "invalid chunk extension");
+  return fail(p, SP_BAD_REQUEST, "invalid chunk size");
 }
 
 static int chunk_size_lf(sp_parser *p, unsigned char c) {

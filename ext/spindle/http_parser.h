@@ -76,6 +76,8 @@ typedef struct sp_parser {
   size_t head_len, head_cap;
   size_t line_len;       /* bytes in the current, unterminated line */
   int prev_cr;           /* last byte seen was CR */
+  int line_colon;        /* the current field line has had its colon */
+  size_t line_value_len; /* value bytes so far on the current field line */
   int request_line_seen; /* a non-empty first line has ended */
 
   /* Framing, known once the head is complete. */
@@ -91,7 +93,7 @@ typedef struct sp_parser {
   int chunk_digits;
   uint64_t chunk_size;
   size_t chunk_ext_len, chunk_ext_total;
-  int in_quote, quote_escape;
+  int ext_state, quote_escape;
   size_t trailer_len, trailer_fields;
 } sp_parser;
 

@@ -71,8 +71,19 @@ static VALUE interned(const char *ptr, size_t len) {
   return rb_enc_interned_str(ptr, (long)len, rb_utf8_encoding());
 }
 
+/* Values are binary, like every other value the parser produces. */
+static VALUE interned_value(const char *ptr, size_t len) {
+  return rb_enc_interned_str(ptr, (long)len, rb_ascii8bit_encoding());
+}
+
 static VALUE intern_lit(const char *lit) {
   VALUE s = interned(lit, strlen(lit));
+  rb_gc_register_mark_object(s);
+  return s;
+}
+
+static VALUE intern_value_lit(const char *lit) {
+  VALUE s = interned_value(lit, strlen(lit));
   rb_gc_register_mark_object(s);
   return s;
 }
@@ -122,7 +133,7 @@ static VALUE slice_str(sp_slice s) { return rb_str_new(s.ptr, (long)s.len); }
 static int on_head_complete(void *data, const sp_head *h) {
   parser_t *p = data;
   VALUE env = current_env(p);
-  rb_hash_aset(env, k_request_method, interned(h->method.ptr, h->method.len));
+  rb_hash_aset(env, k_request_method, interned_value(h->method.ptr, h->method.len));
   rb_hash_aset(env, k_request_uri, slice_str(h->target));
   rb_hash_aset(env, k_path_info, slice_str(h->path));
   rb_hash_aset(env, k_query_string, h->query.len ? slice_str(h->query) : v_empty);
@@ -274,9 +285,9 @@ void Init_spindle_http(void) {
   k_http_content_length = intern_lit("HTTP_CONTENT_LENGTH");
   k_http_cookie = intern_lit("HTTP_COOKIE");
   k_http_proxy = intern_lit("HTTP_PROXY");
-  v_http_10 = intern_lit("HTTP/1.0");
-  v_http_11 = intern_lit("HTTP/1.1");
-  v_empty = intern_lit("");
+  v_http_10 = intern_value_lit("HTTP/1.0");
+  v_http_11 = intern_value_lit("HTTP/1.1");
+  v_empty = intern_value_lit("");
   id_head = rb_intern("head");
   id_body = rb_intern("body");
   id_done = rb_intern("done");
