@@ -19,11 +19,25 @@ module Spindle
     end
 
     def install_gems(groups)
-      env = groups.empty? ? {} : { "BUNDLE_WITH" => groups.join(":") }
-      return if system(env, "bundle", "check", out: File::NULL, err: File::NULL)
+      stamp = File.join(Native::ROOT, "tmp", "bundle-ok-#{RUBY_VERSION}-#{groups.join('-')}")
+      return if fresh?(stamp, %w[Gemfile Gemfile.lock spindle.gemspec])
 
-      warn "spindle: installing gems (first run)..."
-      system(env, "bundle", "install", "--quiet", exception: true)
+      env = groups.empty? ? {} : { "BUNDLE_WITH" => groups.join(":") }
+      unless system(env, "bundle", "check", out: File::NULL, err: File::NULL)
+        warn "spindle: installing gems (first run)..."
+        system(env, "bundle", "install", "--quiet", exception: true)
+      end
+      FileUtils.mkdir_p(File.dirname(stamp))
+      FileUtils.touch(stamp)
+    end
+
+    # True when stamp is newer than every one of files: nothing changed since the
+    # last successful check, so the slow `bundle check` is skipped.
+    def fresh?(stamp, files)
+      return false unless File.exist?(stamp)
+
+      files.map { |f| File.join(Native::ROOT, f) }.select { |f| File.exist?(f) }
+           .all? { |f| File.mtime(f) <= File.mtime(stamp) }
     end
 
     def build_extension

@@ -1,0 +1,82 @@
+# frozen_string_literal: true
+
+require "optparse"
+require_relative "version"
+require_relative "config"
+require_relative "log"
+require_relative "app_loader"
+require_relative "server"
+
+module Spindle
+  # bin/spindle: flags (generated from Config::OPTIONS) and a rackup file in, a
+  # serving process out. Every failure is one line on stderr and a non-zero exit:
+  # 2 for a bad flag, 1 for anything else.
+  class CLI
+    USAGE = "Usage: spindle [options] [config.ru]"
+
+    def run(argv)
+      values = parse(argv)
+      return 0 if values.nil?
+
+      serve(Config.build(values))
+    rescue OptionParser::ParseError, Config::Error => e
+      warn "spindle: #{e.message}"
+      2
+    rescue AppLoader::Error, Listener::Error, Engine::UnknownEngine => e
+      warn "spindle: #{e.message}"
+      1
+    end
+
+    # The values the command line sets, or nil when it only asked for -h or -v.
+    def parse(argv)
+      values = {}
+      done = false
+      parser = option_parser(values) { done = true }
+      rest = parser.parse(argv)
+      return nil if done
+      raise OptionParser::ParseError, "one rackup file at most, got #{rest.join(' ')}" if rest.size > 1
+
+      values[:rackup] = rest.first if rest.first
+      values
+    end
+
+    private
+
+    def serve(config)
+      Engine.fetch(config.engine) # an unknown engine fails before the app loads
+      ENV["RACK_ENV"] = config.environment
+      log = Log.new(quiet: config.quiet, requests: config.log_requests)
+      app = AppLoader.load(AppLoader.resolve(config.rackup))
+      Server.new(app, config, log).bind.run
+      0
+    end
+
+    def option_parser(values, &done)
+      OptionParser.new do |opts|
+        opts.banner = USAGE
+        opts.separator ""
+        Config::OPTIONS.each { |option| define(opts, option, values) if option.cli }
+        opts.on("-v", "--version", "Print the version and exit.") do
+          puts "spindle #{VERSION}"
+          done.call
+        end
+        opts.on("-h", "--help", "Print this help and exit.") do
+          puts opts
+          done.call
+        end
+      end
+    end
+
+    def define(opts, option, values)
+      flags = option.flag
+      flags = [flags.first, "#{flags.last} #{option.arg}"] if option.arg
+      opts.on(*flags, option.doc) do |raw|
+        if option.name == :binds
+          (values[:binds] ||= []) << raw
+        else
+          values[option.name] = option.value(option.arg ? raw : true)
+        end
+      end
+    end
+  end
+end

@@ -1,0 +1,107 @@
+# frozen_string_literal: true
+
+require_relative "option"
+require_relative "coerce"
+require_relative "../engine"
+
+module Spindle
+  class Config
+    c = Coerce
+    kib = 1024
+
+    # Every option Spindle knows, in the order docs/CONFIG.md lists them.
+    OPTIONS = [
+      Option.new(name: :binds, default: -> { [] }, cli: "-b, --bind", arg: "URI",
+                 doc: "Listen on URI: tcp://HOST:PORT (IPv4 or [IPv6]) or unix://PATH. " \
+                      "Repeat for several. Port 0 picks a free port. " \
+                      "Default tcp://0.0.0.0:9292."),
+      Option.new(name: :port, default: nil, cli: "-p, --port", arg: "PORT",
+                 coerce: ->(v) { c.non_negative_integer(v, "port") },
+                 doc: "Shorthand for --bind tcp://0.0.0.0:PORT, used when no bind is given."),
+      Option.new(name: :environment, default: -> { ENV.fetch("RACK_ENV", "development") },
+                 cli: "-e, --environment", arg: "ENV",
+                 doc: "The RACK_ENV the app is loaded in."),
+      Option.new(name: :engine, default: "threads", cli: "--engine", arg: "NAME",
+                 coerce: lambda { |v|
+                   name = v.to_s
+                   return name if Engine.names.include?(name)
+
+                   raise Error, "unknown engine #{name.inspect} (choose from #{Engine.names.join(', ')})"
+                 },
+                 doc: "How one process runs requests: blocking (one at a time, the reference) " \
+                      "or threads (a reactor buffers requests, a bounded thread pool runs them)."),
+      Option.new(name: :threads, default: -> { [1, 5] }, cli: "-t, --threads", arg: "MIN:MAX",
+                 coerce: ->(v) { c.thread_range(v) },
+                 doc: "Thread pool size for the threads engine. MAX is the most requests " \
+                      "one process runs at once; idle threads above MIN exit."),
+      Option.new(name: :config_file, default: nil, cli: "-C, --config", arg: "FILE",
+                 doc: "Read options from a Ruby config file (see the DSL below). " \
+                      "Command-line flags win over the file."),
+      Option.new(name: :rackup, default: nil,
+                 doc: "The rackup file to serve: the argument, else ./config.ru, " \
+                      "else the bundled demo app."),
+      Option.new(name: :log_requests, default: false, cli: "--log-requests",
+                 coerce: ->(v) { c.boolean(v) },
+                 doc: "Log one line per request (method, path, status, bytes, time)."),
+      Option.new(name: :quiet, default: false, cli: "-q, --quiet", coerce: ->(v) { c.boolean(v) },
+                 doc: "Log only the start-up line and errors."),
+      Option.new(name: :backlog, default: 1024, cli: "--backlog", arg: "N",
+                 coerce: ->(v) { c.positive_integer(v, "backlog") },
+                 doc: "Listen backlog: connections the kernel queues while every thread is busy."),
+      Option.new(name: :keepalive_timeout, default: 20.0, cli: "--keepalive-timeout", arg: "SECONDS",
+                 coerce: ->(v) { c.seconds(v, "keepalive_timeout") },
+                 doc: "Close a keep-alive connection idle this long between requests."),
+      Option.new(name: :header_timeout, default: 30.0, cli: "--header-timeout", arg: "SECONDS",
+                 coerce: ->(v) { c.seconds(v, "header_timeout") },
+                 doc: "Answer 408 and close when a request head is not complete this long " \
+                      "after its first byte (slowloris)."),
+      Option.new(name: :read_timeout, default: 30.0, cli: "--read-timeout", arg: "SECONDS",
+                 coerce: ->(v) { c.seconds(v, "read_timeout") },
+                 doc: "Answer 408 and close when a request body sends nothing for this long."),
+      Option.new(name: :write_timeout, default: 30.0, cli: "--write-timeout", arg: "SECONDS",
+                 coerce: ->(v) { c.seconds(v, "write_timeout") },
+                 doc: "Close a connection whose client reads none of its response for this long."),
+      Option.new(name: :shutdown_timeout, default: 30.0, cli: "--shutdown-timeout", arg: "SECONDS",
+                 coerce: ->(v) { c.seconds(v, "shutdown_timeout") },
+                 doc: "On TERM/INT, how long in-flight requests may take before the process exits anyway."),
+      Option.new(name: :max_keepalive_requests, default: 1000, cli: "--max-keepalive-requests", arg: "N",
+                 coerce: ->(v) { c.positive_integer(v, "max_keepalive_requests") },
+                 doc: "Requests served on one connection before it is closed."),
+      Option.new(name: :body_spool_threshold, default: 64 * kib, arg: "BYTES",
+                 coerce: ->(v) { c.non_negative_integer(v, "body_spool_threshold") },
+                 doc: "Request bodies larger than this go to an unlinked tempfile, not memory."),
+      Option.new(name: :max_body, default: 100 * kib * kib, cli: "--max-body", arg: "BYTES",
+                 coerce: ->(v) { v.nil? ? nil : c.positive_integer(v, "max_body") },
+                 doc: "Largest request body accepted (413 above it, refused before it is read). nil: no limit."),
+      Option.new(name: :max_request_line, default: 8 * kib, arg: "BYTES",
+                 coerce: ->(v) { c.positive_integer(v, "max_request_line") },
+                 doc: "Longest request line (414 above it)."),
+      Option.new(name: :max_field_name, default: 256, arg: "BYTES",
+                 coerce: ->(v) { c.positive_integer(v, "max_field_name") },
+                 doc: "Longest header field name (431)."),
+      Option.new(name: :max_field_value, default: 8 * kib, arg: "BYTES",
+                 coerce: ->(v) { c.positive_integer(v, "max_field_value") },
+                 doc: "Longest header field value (431)."),
+      Option.new(name: :max_head, default: 64 * kib, arg: "BYTES",
+                 coerce: ->(v) { c.positive_integer(v, "max_head") },
+                 doc: "Largest request head, request line to blank line (431)."),
+      Option.new(name: :max_fields, default: 100, arg: "N",
+                 coerce: ->(v) { c.positive_integer(v, "max_fields") },
+                 doc: "Most header fields in one request (431)."),
+      Option.new(name: :max_chunk_ext, default: 1 * kib, arg: "BYTES",
+                 coerce: ->(v) { c.positive_integer(v, "max_chunk_ext") },
+                 doc: "Most chunk-extension bytes on one chunk line (400)."),
+      Option.new(name: :max_chunk_ext_total, default: 16 * kib, arg: "BYTES",
+                 coerce: ->(v) { c.positive_integer(v, "max_chunk_ext_total") },
+                 doc: "Most chunk-extension bytes in one request body (400)."),
+      Option.new(name: :max_trailer, default: 8 * kib, arg: "BYTES",
+                 coerce: ->(v) { c.positive_integer(v, "max_trailer") },
+                 doc: "Largest trailer section of a chunked body (431)."),
+    ].freeze
+
+    BY_NAME = OPTIONS.to_h { |o| [o.name, o] }.freeze
+
+    PARSER_LIMITS = %i[max_request_line max_field_name max_field_value max_head max_fields
+                       max_chunk_ext max_chunk_ext_total max_trailer max_body].freeze
+  end
+end

@@ -1,0 +1,173 @@
+# frozen_string_literal: true
+
+require "socket"
+require_relative "http/parser"
+require_relative "http/input"
+
+module Spindle
+  # One client connection: its socket, the bytes read but not yet parsed, the
+  # parser and the body being collected. Every engine reads requests through
+  # this class; they differ only in how they wait for the socket.
+  #
+  # It is also the connection's rack.hijack callable, so a request costs no
+  # closure for it.
+  class Connection
+    class WriteTimeout < StandardError; end
+
+    READ_SIZE = 16 * 1024
+    CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n"
+    RACK_INPUT = "rack.input"
+
+    attr_reader :io, :listener, :requests, :env_template
+    attr_accessor :deadline
+
+    def initialize(io, listener, config, env_template)
+      @io = io
+      @listener = listener
+      @write_timeout = config.write_timeout
+      @env_template = env_template
+      @buffer = String.new(capacity: READ_SIZE, encoding: Encoding::BINARY)
+      @offset = 0
+      @scratch = String.new(capacity: READ_SIZE, encoding: Encoding::BINARY)
+      @parser = HTTP::Parser.new(**config.parser_limits)
+      @body = String.new(encoding: Encoding::BINARY)
+      @input = HTTP::Input.new(config.body_spool_threshold)
+      @requests = 0
+      @continue_sent = false
+      @request_started = false
+      @response_started = false
+      @hijacked = false
+      @deadline = nil
+      @head_deadline = nil
+    end
+
+    # Reads what the socket has, without waiting. :data, :wait or :eof.
+    def read_nonblock
+      if @offset == @buffer.bytesize
+        @offset = 0
+        got = @io.read_nonblock(READ_SIZE, @buffer, exception: false)
+        @buffer.clear unless got.is_a?(String)
+      else
+        got = @io.read_nonblock(READ_SIZE, @scratch, exception: false)
+        @buffer << got if got.is_a?(String)
+      end
+      return :data if got.is_a?(String)
+
+      got == :wait_readable ? :wait : :eof
+    rescue Errno::ECONNRESET, Errno::EPIPE, Errno::ETIMEDOUT, IOError
+      :eof
+    end
+
+    # Parses what has been read. :complete when a whole request is in, else
+    # :incomplete; raises HTTP::ParseError for input that must be refused.
+    def advance
+      @request_started = true
+      @parser.env ||= @env_template.dup
+      loop do
+        @offset = @parser.execute(@buffer, @offset, @body)
+        @input.drain(@body)
+        return :complete if @parser.done?
+
+        send_continue if @parser.head_complete? && !@continue_sent
+        return :incomplete if @offset >= @buffer.bytesize
+      end
+    end
+
+    # True when bytes of a next request are already here (pipelining).
+    def buffered? = @offset < @buffer.bytesize
+
+    # True between requests: no byte of the next one has arrived yet.
+    def idle? = !@request_started
+
+    # When the connection must next make progress, given that it just did. Idle
+    # between requests: the keep-alive timeout. Mid-head: an absolute deadline
+    # from the first byte, so a head trickled a byte at a time still ends.
+    # Mid-body: an idle deadline between reads.
+    def next_deadline(now, timeouts)
+      @deadline = if idle?
+                    now + timeouts.keepalive_timeout
+                  elsif !@parser.head_complete?
+                    @head_deadline ||= now + timeouts.header_timeout
+                  else
+                    now + timeouts.read_timeout
+                  end
+    end
+
+    # What a timed-out client is told: nothing when it was idle, 408 otherwise.
+    def timed_out_mid_request? = !idle?
+
+    def keep_alive? = @parser.keep_alive?
+
+    # The env of the complete request, with its rack.input.
+    def env
+      env = @parser.env
+      env[RACK_INPUT] = @input.finish(@body)
+      @body.clear
+      env
+    end
+
+    # Readies the connection for the next request on it.
+    def next_request
+      @requests += 1
+      @parser.reset
+      @continue_sent = false
+      @request_started = false
+      @response_started = false
+      @head_deadline = nil
+      return unless @offset == @buffer.bytesize
+
+      @buffer.clear
+      @offset = 0
+    end
+
+    # Writes all of data, waiting at most write_timeout for the client to read.
+    def write(data)
+      @response_started = true
+      write_all(data)
+    end
+
+    # True once any byte of the current response has been written.
+    def response_started? = @response_started
+
+    # The env of the request being served (the parser's, until the next request).
+    def current_env = @parser.env
+
+    def write_all(data)
+      loop do
+        written = @io.write_nonblock(data, exception: false)
+        if written == :wait_writable
+          raise WriteTimeout, "client read nothing for #{@write_timeout}s" unless @io.wait_writable(@write_timeout)
+        elsif written == data.bytesize
+          return
+        else
+          data = data.byteslice(written, data.bytesize - written)
+        end
+      end
+    end
+
+    # rack.hijack: the app takes the socket; the server forgets it.
+    def call
+      @hijacked = true
+      @io
+    end
+
+    def hijacked? = @hijacked
+
+    def close
+      @input.discard
+      @io.close unless @hijacked || @io.closed?
+    rescue IOError, SystemCallError
+      nil
+    end
+
+    private
+
+    # RFC 9110 §10.1.1: answer 100 only while the body is still to come.
+    def send_continue
+      @continue_sent = true
+      return unless @parser.expect_continue? && !@parser.done? && @offset >= @buffer.bytesize
+
+      write_all(CONTINUE)
+    end
+  end
+end

@@ -1,0 +1,32 @@
+# frozen_string_literal: true
+
+module Spindle
+  # Engines: how one process runs requests. Each is a class behind one small
+  # interface, looked up by name and loaded only when picked:
+  #
+  #   engine = Spindle::Engine.fetch("threads").new(listeners:, handler:, config:, log:)
+  #   engine.run   # serves until stopped; returns once drained
+  #   engine.stop  # from any thread: stop accepting, finish in-flight requests
+  #   Engine::Threads.multithread?  # => what rack.multithread says
+  #
+  # The Handler does the per-request work; an engine only decides when to read,
+  # on which thread or fiber to call it, and what to do with its outcome.
+  module Engine
+    REGISTRY = {
+      "blocking" => ["engine/blocking", :Blocking],
+      "threads" => ["engine/threads", :Threads],
+    }.freeze
+
+    class UnknownEngine < StandardError; end
+
+    def self.names = REGISTRY.keys
+
+    def self.fetch(name)
+      path, const = REGISTRY.fetch(name.to_s) do
+        raise UnknownEngine, "unknown engine #{name.to_s.inspect} (choose from #{names.join(', ')})"
+      end
+      require_relative path
+      const_get(const)
+    end
+  end
+end

@@ -1,0 +1,116 @@
+# frozen_string_literal: true
+
+require_relative "timeouts"
+
+module Spindle
+  module Engine
+    # The reference engine: one thread, one request at a time. It waits (select)
+    # on the listeners and on idle keep-alive connections, then reads a whole
+    # request, calls the app and writes the response, blocking on each step. A
+    # slow client or a slow app holds the whole process; that is the baseline the
+    # other engines are measured against.
+    class Blocking
+      def self.multithread? = false
+
+      def initialize(listeners:, handler:, config:, log:)
+        @listeners = listeners.to_h { |l| [l.io, l] }
+        @handler = handler
+        @config = config
+        @log = log
+        @idle = {} # socket => Connection, waiting for their next request
+        @stopping = false
+        @wake_r, @wake_w = IO.pipe
+      end
+
+      def run
+        turn until @stopping
+      ensure
+        @idle.each_value(&:close)
+        @idle.clear
+      end
+
+      def stop
+        @stopping = true
+        @wake_w.write_nonblock(".", exception: false)
+      end
+
+      private
+
+      def turn
+        ready, = IO.select([@wake_r, *@listeners.keys, *@idle.keys], nil, nil, 1)
+        ready&.each do |io|
+          if io == @wake_r then @wake_r.read_nonblock(64, exception: false)
+          elsif (listener = @listeners[io]) then accept(listener)
+          else serve(@idle.delete(io))
+          end
+        end
+        expire_idle
+      end
+
+      def accept(listener)
+        socket = listener.accept_nonblock
+        park(@handler.connection(socket, listener, @config)) if socket
+      end
+
+      # Serves requests on conn while they are already here, then parks it.
+      def serve(conn)
+        loop do
+          return unless read_request(conn) == :complete
+
+          outcome = @handler.serve(conn)
+          return conn.close if outcome == :close
+          return if outcome == :hijacked
+          return park(conn) unless conn.buffered? && !@stopping
+        end
+      rescue StandardError => e
+        @log.exception(e, "connection failed")
+        conn.close
+      end
+
+      # Blocks until conn has a whole request, bounded by its deadlines.
+      def read_request(conn)
+        return :complete if conn.buffered? && conn.advance == :complete
+
+        loop do
+          case conn.read_nonblock
+          when :data then return :complete if conn.advance == :complete
+          when :eof then return finish(conn)
+          when :wait
+            wait = conn.next_deadline(Timeouts.now, @config) - Timeouts.now
+            return give_up(conn) unless wait.positive? && conn.io.wait_readable(wait)
+          end
+        end
+      rescue HTTP::ParseError => e
+        @handler.refuse(conn, e)
+        finish(conn)
+      end
+
+      def park(conn)
+        return conn.close if @stopping
+
+        conn.next_deadline(Timeouts.now, @config)
+        @idle[conn.io] = conn
+      end
+
+      def expire_idle
+        now = Timeouts.now
+        @idle.delete_if do |_io, conn|
+          next false unless @stopping || conn.deadline <= now
+
+          Timeouts.expire(conn, @handler)
+          true
+        end
+      end
+
+      def give_up(conn)
+        Timeouts.expire(conn, @handler)
+        :closed
+      end
+
+      def finish(conn)
+        conn.close
+        :closed
+      end
+    end
+  end
+end

@@ -1,0 +1,94 @@
+# frozen_string_literal: true
+
+module Spindle
+  module Engine
+    # A bounded pool of threads taking work from one queue. It grows up to max
+    # threads while work waits, and threads above min exit after idling for
+    # idle_timeout. The block runs in a pool thread for each item pushed.
+    class ThreadPool
+      def initialize(min:, max:, idle_timeout: 30, on_free: nil, &work)
+        @min = min
+        @max = max
+        @idle_timeout = idle_timeout
+        @work = work
+        @on_free = on_free
+        @queue = []
+        @mutex = Thread::Mutex.new
+        @ready = Thread::ConditionVariable.new
+        @threads = []
+        @waiting = 0
+        @busy = 0
+        @shutdown = false
+        @mutex.synchronize { @min.times { spawn } }
+      end
+
+      def <<(item)
+        @mutex.synchronize do
+          @queue << item
+          spawn if @waiting < @queue.size && @threads.size < @max
+          @ready.signal
+        end
+        self
+      end
+
+      # True while a pushed item would start at once. Read without the lock: a
+      # stale answer only delays accepting by one reactor turn.
+      def spare? = @busy + @queue.size < @max
+
+      def idle? = @mutex.synchronize { @busy.zero? && @queue.empty? }
+
+      # Lets running work finish, then ends the threads; gives up at the deadline.
+      def shutdown(timeout)
+        @mutex.synchronize do
+          @shutdown = true
+          @ready.broadcast
+        end
+        deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + timeout
+        @threads.dup.each do |thread|
+          thread.join([deadline - Process.clock_gettime(Process::CLOCK_MONOTONIC), 0].max)
+        end
+      end
+
+      private
+
+      def spawn
+        @threads << Thread.new { work_loop }
+      end
+
+      def work_loop
+        while (item = take)
+          begin
+            @work.call(item)
+          ensure
+            @mutex.synchronize { @busy -= 1 }
+            @on_free&.call
+          end
+        end
+      end
+
+      # The next item, or nil when this thread should end: at shutdown, or after
+      # idling a whole idle_timeout while the pool is above its minimum.
+      def take
+        @mutex.synchronize do
+          while @queue.empty?
+            return retire if @shutdown
+
+            started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+            @waiting += 1
+            @ready.wait(@mutex, @idle_timeout)
+            @waiting -= 1
+            idled = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started >= @idle_timeout
+            return retire if idled && @queue.empty? && @threads.size > @min
+          end
+          @busy += 1
+          @queue.shift
+        end
+      end
+
+      def retire
+        @threads.delete(Thread.current)
+        nil
+      end
+    end
+  end
+end

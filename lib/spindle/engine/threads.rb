@@ -1,0 +1,53 @@
+# frozen_string_literal: true
+
+require_relative "reactor"
+require_relative "thread_pool"
+
+module Spindle
+  module Engine
+    # A reactor thread buffers whole requests; a bounded thread pool runs the app.
+    # Pool threads serve pipelined requests already in hand before handing the
+    # connection back, up to a small number so one client cannot keep a thread.
+    class Threads
+      PIPELINE_TURNS = 8
+
+      def self.multithread? = true
+
+      def initialize(listeners:, handler:, config:, log:)
+        @handler = handler
+        @config = config
+        @log = log
+        @pool = ThreadPool.new(min: config.min_threads, max: config.max_threads,
+                               on_free: -> { @reactor.wakeup }) { |conn| work(conn) }
+        @reactor = Reactor.new(listeners: listeners, handler: handler, config: config, pool: @pool)
+      end
+
+      def run
+        @reactor.run
+      ensure
+        @pool.shutdown(@config.shutdown_timeout)
+      end
+
+      def stop = @reactor.stop
+
+      private
+
+      def work(conn)
+        PIPELINE_TURNS.times do
+          case @handler.serve(conn)
+          when :close then return conn.close
+          when :hijacked then return
+          end
+          return @reactor.resume(conn) unless conn.buffered? && conn.advance == :complete
+        end
+        @pool << conn # a complete request is in hand: it queues behind the others
+      rescue HTTP::ParseError => e
+        @handler.refuse(conn, e)
+        conn.close
+      rescue StandardError => e
+        @log.exception(e, "connection failed")
+        conn.close
+      end
+    end
+  end
+end

@@ -1,0 +1,139 @@
+# frozen_string_literal: true
+
+require_relative "version"
+require_relative "connection"
+require_relative "http/response_writer"
+require_relative "http/early_hints"
+
+module Spindle
+  # One complete request in, one app call, one response out, and an explicit
+  # outcome for the engine: :keep_alive, :close or :hijacked. Engines decide when
+  # and on which thread or fiber this runs; what happens here is the same for all.
+  class Handler
+    CLIENT_GONE = [Errno::EPIPE, Errno::ECONNRESET, Errno::ENOTCONN, Errno::ETIMEDOUT,
+                   IOError, Connection::WriteTimeout].freeze
+    ERROR_BODY = "Internal Server Error\n"
+    RESPONSE_FINISHED = "rack.response_finished"
+
+    attr_reader :writer
+
+    def initialize(app, config, log, multithread:, multiprocess: false)
+      @app = app
+      @log = log
+      @max_requests = config.max_keepalive_requests
+      @writer = HTTP::ResponseWriter.new
+      @stopping = false
+      @base_env = base_env(multithread, multiprocess)
+    end
+
+    # Set when the server drains: responses from then on close their connection.
+    def stopping! = @stopping = true
+
+    # The env every request on this connection starts from.
+    def env_template(conn_io, listener)
+      @base_env.merge(
+        "SERVER_NAME" => listener.server_name,
+        "SERVER_PORT" => listener.server_port,
+        "REMOTE_ADDR" => remote_addr(conn_io, listener),
+      )
+    end
+
+    def connection(io, listener, config)
+      conn = Connection.new(io, listener, config, env_template(io, listener))
+      conn.env_template["rack.hijack"] = conn
+      conn.env_template["rack.early_hints"] = HTTP::EarlyHints.new(conn, @writer)
+      conn
+    end
+
+    # Serves the complete request buffered in conn.
+    def serve(conn)
+      env = conn.env
+      env[RESPONSE_FINISHED] = []
+      started = Process.clock_gettime(Process::CLOCK_MONOTONIC) if @log.requests?
+      status, headers, body, error = call_app(env)
+      outcome = conn.hijacked? ? :hijacked : respond(conn, env, status, headers, body)
+      @log.request(env, status, Process.clock_gettime(Process::CLOCK_MONOTONIC) - started) if started
+      outcome
+    ensure
+      close_body(body)
+      response_finished(env, status, headers, error) if env
+      conn.next_request if outcome == :keep_alive
+    end
+
+    # A request the parser refused: its status, and the connection closes.
+    def refuse(conn, error)
+      @writer.write_simple(conn, error.status, "#{error.message}\n")
+    rescue *CLIENT_GONE
+      nil
+    end
+
+    private
+
+    def base_env(multithread, multiprocess)
+      {
+        "rack.version" => [1, 3],
+        "rack.errors" => $stderr,
+        "rack.multithread" => multithread,
+        "rack.multiprocess" => multiprocess,
+        "rack.run_once" => false,
+        "rack.url_scheme" => "http",
+        "rack.hijack?" => true,
+        "SCRIPT_NAME" => "",
+        "SERVER_SOFTWARE" => "Spindle/#{VERSION}",
+      }.freeze
+    end
+
+    # A UNIX-socket peer has no address; apps that parse REMOTE_ADDR as an IP get
+    # loopback, which is where such a peer is.
+    def remote_addr(io, listener)
+      return "127.0.0.1" if listener.unix?
+
+      io.remote_address.ip_address
+    rescue SocketError, SystemCallError
+      "0.0.0.0"
+    end
+
+    def call_app(env)
+      status, headers, body = @app.call(env)
+      [status, headers, body, nil]
+    rescue SignalException, SystemExit
+      raise
+    rescue Exception => e # rubocop:disable Lint/RescueException -- an app error must not kill a thread
+      @log.exception(e, "app raised")
+      [500, { "content-type" => "text/plain" }, [ERROR_BODY], e]
+    end
+
+    def respond(conn, env, status, headers, body)
+      keep_alive = conn.keep_alive? && !@stopping && conn.requests + 1 < @max_requests
+      @writer.write(conn, env, status, headers, body, keep_alive)
+    rescue *CLIENT_GONE
+      :close
+    rescue StandardError => e
+      @log.exception(e, "response could not be written")
+      fail_response(conn)
+    end
+
+    # After a failed response: a 500 if nothing was sent yet; either way the
+    # connection closes, since the client cannot tell where this response ends.
+    def fail_response(conn)
+      @writer.write_simple(conn, 500, ERROR_BODY) unless conn.response_started?
+      :close
+    rescue StandardError
+      :close
+    end
+
+    def close_body(body)
+      body.close if body.respond_to?(:close)
+    rescue StandardError => e
+      @log.exception(e, "body.close raised")
+    end
+
+    def response_finished(env, status, headers, error)
+      env[RESPONSE_FINISHED]&.each do |callback|
+        callback.call(env, status, headers, error)
+      rescue StandardError => e
+        @log.exception(e, "rack.response_finished callback raised")
+      end
+    end
+  end
+end

@@ -1,0 +1,199 @@
+# frozen_string_literal: true
+
+require "rack/utils"
+require_relative "date_header"
+require_relative "header_lines"
+
+module Spindle
+  module HTTP
+    # Raised for a response the app returned that cannot be written as given (bad
+    # status, a body part that is not a String). Before the head is sent it
+    # becomes a 500; after, the connection is closed.
+    class InvalidResponse < StandardError; end
+
+    # Writes one Rack response to a connection and says whether the connection can
+    # carry another request: :keep_alive, :close or :hijacked.
+    #
+    # Framing is the server's job, never the app's. Content-Length when the size is
+    # known (declared, an Array body, a file); chunked when it is not, on HTTP/1.1;
+    # close-delimited on HTTP/1.0. HEAD, 1xx, 204 and 304 never carry a body.
+    class ResponseWriter
+      COALESCE_LIMIT = 64 * 1024
+      CHUNK_END = "\r\n"
+      LAST_CHUNK = "0\r\n\r\n"
+      KEEP_ALIVE_LINE = "connection: keep-alive\r\n"
+      CLOSE_LINE = "connection: close\r\n"
+      CHUNKED_LINE = "transfer-encoding: chunked\r\n"
+      HEAD = "HEAD"
+      HTTP_1_0 = "HTTP/1.0"
+
+      def initialize
+        @status_lines = Hash.new do |cache, status|
+          reason = Rack::Utils::HTTP_STATUS_CODES.fetch(status, "Status #{status}")
+          cache[status] = "HTTP/1.1 #{status} #{reason}\r\n".freeze
+        end
+        @date = DateHeader.new
+      end
+
+      # Response is [status, headers, body]; keep_alive is what the request and the
+      # server allow. Does not close the body: the handler always does.
+      def write(conn, env, status, headers, body, keep_alive)
+        status = check_status(status)
+        head = +@status_lines[status]
+        lines = HeaderLines.new(head, headers, skip_length: status < 200 || status == 204)
+        head << @date.line unless lines.date
+        return write_partial_hijack(conn, head, lines.hijack) if lines.hijack
+
+        if env["REQUEST_METHOD"] == HEAD || bodyless?(status)
+          finish_head(head, keep_alive, env)
+          conn.write(head)
+          return keep_alive ? :keep_alive : :close
+        end
+        write_with_body(conn, env, head, lines, body, keep_alive)
+      end
+
+      # A response the server makes itself (errors): always closes the connection.
+      def write_simple(conn, status, text)
+        head = +@status_lines[status]
+        head << @date.line << "content-type: text/plain\r\ncontent-length: " << text.bytesize.to_s << "\r\n"
+        head << CLOSE_LINE << "\r\n" << text
+        conn.write(head)
+      end
+
+      # rack.early_hints: a 103 with the given headers, for HTTP/1.1 clients only.
+      def write_early_hints(conn, env, headers)
+        return if env["SERVER_PROTOCOL"] == HTTP_1_0
+
+        head = +@status_lines[103]
+        HeaderLines.new(head, headers)
+        conn.write(head << "\r\n")
+      end
+
+      private
+
+      def check_status(status)
+        code = status.is_a?(Integer) ? status : Integer(status, exception: false)
+        raise InvalidResponse, "invalid status #{status.inspect}" unless code && code >= 100 && code <= 599
+
+        code
+      end
+
+      def bodyless?(status) = status < 200 || status == 204 || status == 304
+
+      def finish_head(head, keep_alive, env)
+        if keep_alive
+          head << KEEP_ALIVE_LINE if env["SERVER_PROTOCOL"] == HTTP_1_0
+        else
+          head << CLOSE_LINE
+        end
+        head << "\r\n"
+      end
+
+      def write_with_body(conn, env, head, lines, body, keep_alive)
+        keep_alive &&= !lines.close
+        if lines.content_length
+          write_declared(conn, env, head, lines.content_length, body, keep_alive)
+        elsif body.respond_to?(:to_ary)
+          write_array(conn, env, head, body.to_ary, keep_alive)
+        elsif body.respond_to?(:each)
+          write_stream(conn, env, head, body, keep_alive)
+        else
+          write_streaming_body(conn, head, body)
+        end
+      end
+
+      # The app declared Content-Length: trust it, but count. A body that sends
+      # more or less than it declared would desynchronise the next response, so
+      # the connection is closed instead.
+      def write_declared(conn, env, head, length, body, keep_alive)
+        finish_head(head, keep_alive, env)
+        sent = if body.respond_to?(:to_path) && !body.respond_to?(:to_ary)
+                 send_file(conn, head, body.to_path, length)
+               else
+                 send_parts(conn, head, body)
+               end
+        sent == length && keep_alive ? :keep_alive : :close
+      end
+
+      def write_array(conn, env, head, parts, keep_alive)
+        length = 0
+        parts.each do |part|
+          raise InvalidResponse, "body part is a #{part.class}, not a String" unless part.is_a?(String)
+
+          length += part.bytesize
+        end
+        head << "content-length: " << length.to_s << "\r\n"
+        finish_head(head, keep_alive, env)
+        send_parts(conn, head, parts)
+        keep_alive ? :keep_alive : :close
+      end
+
+      # Small responses go out in one write: one syscall, one TCP segment.
+      def send_parts(conn, head, parts)
+        sent = 0
+        parts.each do |part|
+          raise InvalidResponse, "body part is a #{part.class}, not a String" unless part.is_a?(String)
+
+          sent += part.bytesize
+          if head && head.bytesize + part.bytesize <= COALESCE_LIMIT
+            head << part
+          else
+            if head
+              conn.write(head)
+              head = nil
+            end
+            conn.write(part)
+          end
+        end
+        conn.write(head) if head
+        sent
+      end
+
+      def send_file(conn, head, path, length)
+        conn.write(head)
+        File.open(path, "rb") { |file| IO.copy_stream(file, conn.io, length) }
+      end
+
+      # Size unknown: chunked on HTTP/1.1, close-delimited on HTTP/1.0.
+      def write_stream(conn, env, head, body, keep_alive)
+        return write_close_delimited(conn, head, body) if env["SERVER_PROTOCOL"] == HTTP_1_0
+
+        head << CHUNKED_LINE
+        finish_head(head, keep_alive, env)
+        conn.write(head)
+        body.each do |part|
+          raise InvalidResponse, "body part is a #{part.class}, not a String" unless part.is_a?(String)
+          next if part.empty? # an empty chunk would end the body
+
+          conn.write("#{part.bytesize.to_s(16)}\r\n#{part}\r\n")
+        end
+        conn.write(LAST_CHUNK)
+        keep_alive ? :keep_alive : :close
+      end
+
+      def write_close_delimited(conn, head, body)
+        conn.write(head << CLOSE_LINE << "\r\n")
+        body.each do |part|
+          raise InvalidResponse, "body part is a #{part.class}, not a String" unless part.is_a?(String)
+
+          conn.write(part)
+        end
+        :close
+      end
+
+      # Rack 3 streaming body: it gets the socket and writes what it likes; the
+      # connection ends with it.
+      def write_streaming_body(conn, head, body)
+        conn.write(head << CLOSE_LINE << "\r\n")
+        body.call(conn.io)
+        :close
+      end
+
+      def write_partial_hijack(conn, head, hijack)
+        conn.write(head << "\r\n")
+        hijack.call(conn.call)
+        :hijacked
+      end
+    end
+  end
+end

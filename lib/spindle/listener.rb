@@ -1,0 +1,92 @@
+# frozen_string_literal: true
+
+require "socket"
+require "uri"
+
+module Spindle
+  # One listening socket, opened from a bind URI. Knows what to tell the Rack env
+  # about itself (scheme, default server name and port) and what to print.
+  class Listener
+    class Error < StandardError; end
+
+    attr_reader :io, :uri, :server_name, :server_port
+
+    def self.open(uri, backlog:)
+      parsed = URI.parse(uri)
+      case parsed.scheme
+      when "tcp" then open_tcp(parsed, backlog)
+      when "unix" then open_unix(parsed, backlog)
+      else raise Error, "unsupported bind #{uri.inspect} (use tcp://HOST:PORT or unix://PATH)"
+      end
+    rescue URI::InvalidURIError
+      raise Error, "invalid bind URI #{uri.inspect}"
+    end
+
+    def self.open_tcp(uri, backlog)
+      host = uri.hostname.to_s.empty? ? "0.0.0.0" : uri.hostname
+      raise Error, "bind #{uri} has no port" unless uri.port
+
+      server = Socket.new(host.include?(":") ? :INET6 : :INET, :STREAM)
+      server.setsockopt(:SOCKET, :REUSEADDR, true)
+      server.setsockopt(:IPV6, :V6ONLY, true) if host.include?(":")
+      server.bind(Addrinfo.tcp(host, uri.port))
+      server.listen(backlog)
+      port = server.local_address.ip_port
+      shown = host.include?(":") ? "[#{host}]" : host
+      new(server, "tcp://#{shown}:#{port}", host, port.to_s)
+    rescue Errno::EADDRINUSE
+      server&.close
+      raise Error, "address already in use: #{uri}"
+    rescue Errno::EADDRNOTAVAIL, SocketError => e
+      server&.close
+      raise Error, "cannot bind #{uri}: #{e.message}"
+    end
+
+    def self.open_unix(uri, backlog)
+      path = "#{uri.host}#{uri.path}"
+      remove_stale_socket(path)
+      server = Socket.new(:UNIX, :STREAM)
+      server.bind(Addrinfo.unix(path))
+      server.listen(backlog)
+      new(server, "unix://#{path}", "localhost", "0", path: path)
+    rescue Errno::EADDRINUSE
+      server&.close
+      raise Error, "address already in use: #{uri}"
+    end
+
+    # A socket file left by a process that died is in the way; one that answers
+    # belongs to a live server and must not be taken over.
+    def self.remove_stale_socket(path)
+      return unless File.socket?(path)
+
+      UNIXSocket.new(path).close
+      raise Error, "address already in use: unix://#{path}"
+    rescue Errno::ECONNREFUSED
+      File.unlink(path)
+    end
+
+    def initialize(io, uri, server_name, server_port, path: nil)
+      @io = io
+      @uri = uri
+      @server_name = server_name
+      @server_port = server_port
+      @path = path
+      @unix = !path.nil?
+    end
+
+    def unix? = @unix
+
+    # Returns a connected socket, or nil when there is none to take right now.
+    def accept_nonblock
+      socket, = @io.accept_nonblock(exception: false)
+      socket == :wait_readable ? nil : socket
+    end
+
+    def close
+      @io.close unless @io.closed?
+      File.unlink(@path) if @path && File.socket?(@path)
+    rescue Errno::ENOENT
+      nil
+    end
+  end
+end
