@@ -361,6 +361,7 @@ static int parse_target(sp_parser *p, sp_slice m, sp_slice t, sp_head *h) {
     if (authority.len == 0 || !split_authority(authority, &h->host, &h->port))
       return fail(p, SP_BAD_REQUEST, "bad authority in request target");
     h->host_from_target = 1;
+    h->https = scheme_len == 8;
     rest = slice(t.ptr + e, t.len - e);
   }
   const char *q = memchr(rest.ptr, '?', rest.len);

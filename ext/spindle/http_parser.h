@@ -56,6 +56,7 @@ typedef struct sp_head {
   sp_slice port;      /* digits after the host, len 0 when absent */
   int version_minor;  /* 0 or 1 */
   int host_from_target;
+  int https;          /* the target was absolute-form with the https scheme */
 } sp_head;
 
 typedef struct sp_callbacks {

@@ -24,7 +24,8 @@ static VALUE cParser, errors_by_status;
 static VALUE k_request_method, k_request_uri, k_path_info, k_query_string,
   k_server_protocol, k_server_name, k_server_port, k_http_host, k_content_type,
   k_content_length, k_http_content_type, k_http_content_length, k_http_cookie,
-  k_http_proxy, v_http_10, v_http_11, v_empty;
+  k_http_proxy, v_http_10, v_http_11, v_empty, v_default_port,
+  v_https_port;
 static ID id_head, id_body, id_done, id_error;
 
 static void parser_mark(void *ptr) {
@@ -138,8 +139,11 @@ static int on_head_complete(void *data, const sp_head *h) {
   rb_hash_aset(env, k_path_info, slice_str(h->path));
   rb_hash_aset(env, k_query_string, h->query.len ? slice_str(h->query) : v_empty);
   rb_hash_aset(env, k_server_protocol, h->version_minor ? v_http_11 : v_http_10);
-  if (h->host.len) rb_hash_aset(env, k_server_name, slice_str(h->host));
-  if (h->port.len) rb_hash_aset(env, k_server_port, slice_str(h->port));
+  if (h->host.len) {
+    rb_hash_aset(env, k_server_name, slice_str(h->host));
+    /* A host without a port means the scheme's default, not the listener's. */
+    rb_hash_aset(env, k_server_port, h->port.len ? slice_str(h->port) : h->https ? v_https_port : v_default_port);
+  }
   if (h->host_from_target) {
     /* RFC 9112 §3.2.2: with an absolute-form target, its authority is the host. */
     const char *end = h->port.len ? h->port.ptr + h->port.len : h->host.ptr + h->host.len;
@@ -288,6 +292,8 @@ void Init_spindle_http(void) {
   v_http_10 = intern_value_lit("HTTP/1.0");
   v_http_11 = intern_value_lit("HTTP/1.1");
   v_empty = intern_value_lit("");
+  v_default_port = intern_value_lit("80");
+  v_https_port = intern_value_lit("443");
   id_head = rb_intern("head");
   id_body = rb_intern("body");
   id_done = rb_intern("done");

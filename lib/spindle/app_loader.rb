@@ -30,7 +30,8 @@ module Spindle
     rescue Error
       raise
     rescue StandardError, ScriptError => e
-      raise Error, "cannot load #{path}: #{e.class}: #{e.message}"
+      # One line: a SyntaxError's message carries the source excerpt after it.
+      raise Error, "cannot load #{path}: #{e.class}: #{e.message.lines.first&.chomp}"
     end
   end
 end

@@ -40,14 +40,21 @@ module Spindle
            .all? { |f| File.mtime(f) <= File.mtime(stamp) }
     end
 
+    # Several servers may start at once (the test suite does): the lock makes
+    # one of them build while the others wait, then find the build fresh.
     def build_extension
       dir = Native.build_dir
+      FileUtils.mkdir_p(dir)
+      File.open(File.join(dir, ".lock"), File::RDWR | File::CREAT) do |lock|
+        lock.flock(File::LOCK_EX)
+        compile(dir) unless extension_fresh?(dir)
+      end
+    end
+
+    def extension_fresh?(dir)
       so = File.join(dir, "spindle_http.#{RbConfig::CONFIG['DLEXT']}")
       sources = Dir[File.join(Native::ROOT, "ext", "spindle", "*.{c,h,rb}")]
-      return if File.exist?(so) && sources.all? { |f| File.mtime(f) <= File.mtime(so) }
-
-      FileUtils.mkdir_p(dir)
-      compile(dir)
+      File.exist?(so) && sources.all? { |f| File.mtime(f) <= File.mtime(so) }
     end
 
     def compile(dir)

@@ -19,7 +19,7 @@ class ParserValidTest < Minitest::Test
     assert_equal "HTTP/1.1", env["SERVER_PROTOCOL"]
     assert_equal "example.com", env["HTTP_HOST"]
     assert_equal "example.com", env["SERVER_NAME"]
-    refute env.key?("SERVER_PORT"), "no port in the authority, so no SERVER_PORT"
+    assert_equal "80", env["SERVER_PORT"], "no port in the authority: the scheme's default"
   end
 
   def test_query_string_is_empty_when_absent
@@ -127,7 +127,7 @@ class ParserValidTest < Minitest::Test
   def test_absolute_form_https_without_port
     env = assert_accepted(Wire.request("GET https://secure.test/ HTTP/1.1", "Host: secure.test")).env
     assert_equal ["secure.test", "secure.test", "/"], env.values_at("SERVER_NAME", "HTTP_HOST", "PATH_INFO")
-    refute env.key?("SERVER_PORT")
+    assert_equal "443", env["SERVER_PORT"], "https's default port"
   end
 
   def test_options_asterisk
@@ -146,7 +146,7 @@ class ParserValidTest < Minitest::Test
   def test_ipv6_host_literal_without_port
     env = assert_accepted(Wire.request("GET / HTTP/1.1", "Host: [::1]")).env
     assert_equal "[::1]", env["SERVER_NAME"]
-    refute env.key?("SERVER_PORT")
+    assert_equal "80", env["SERVER_PORT"]
   end
 
   def test_duplicate_fields_are_combined_with_comma

@@ -160,15 +160,22 @@ module Spindle
 
         head << CHUNKED_LINE
         finish_head(head, keep_alive, env)
-        conn.write(head)
+        # The head waits for the first chunk: one write instead of two, and a body
+        # that raises before producing anything can still become a 500.
+        pending = head
         body.each do |part|
           raise InvalidResponse, "body part is a #{part.class}, not a String" unless part.is_a?(String)
           next if part.empty? # an empty chunk would end the body
 
-          conn.write("#{part.bytesize.to_s(16)}\r\n#{part}\r\n")
+          conn.write(pending ? pending << chunk(part) : chunk(part))
+          pending = nil
         end
-        conn.write(LAST_CHUNK)
+        conn.write(pending ? pending << LAST_CHUNK : LAST_CHUNK)
         keep_alive ? :keep_alive : :close
+      end
+
+      def chunk(part)
+        "#{part.bytesize.to_s(16)}\r\n#{part}\r\n"
       end
 
       def write_close_delimited(conn, head, body)
