@@ -1,0 +1,190 @@
+# frozen_string_literal: true
+
+require "json"
+require "tmpdir"
+require_relative "../support/spindle_process"
+require_relative "../../lib/spindle/version"
+
+# bin/spindle as an operator meets it: version, help, the start-up line, the
+# default app, and one clear line plus a non-zero exit for every mistake
+# (2 for a bad flag, 1 for the rest).
+class CliTest < SpindleIntegrationTest
+  OPTIONS = %w[--bind --port --environment --engine --threads --config --log-requests --quiet --version --help].freeze
+
+  def setup
+    @dir = Dir.mktmpdir("spc")
+  end
+
+  def teardown
+    FileUtils.rm_rf(@dir)
+  end
+
+  def test_version
+    %w[-v --version].each do |flag|
+      process = run_spindle(flag)
+      assert_equal 0, process.status.exitstatus, "#{flag}:\n#{process.output}"
+      assert_includes process.stdout, Spindle::VERSION, "#{flag} prints the version"
+      assert_equal 1, process.stdout.lines.size, "#{flag} prints one line:\n#{process.stdout}"
+    end
+  end
+
+  def test_help_lists_every_option
+    %w[-h --help].each do |flag|
+      process = run_spindle(flag)
+      assert_equal 0, process.status.exitstatus, "#{flag}:\n#{process.output}"
+      OPTIONS.each { |option| assert_includes process.stdout, option, "#{flag} should document #{option}" }
+    end
+  end
+
+  def test_unknown_flag_is_one_line_on_stderr_and_exit_2
+    process = run_spindle("--no-such-flag")
+    assert_one_error_line(process, 2, /no-such-flag/)
+  end
+
+  def test_flag_missing_its_argument_exits_2
+    process = run_spindle("-b")
+    assert_one_error_line(process, 2, /bind|-b/)
+  end
+
+  def test_unknown_engine_is_refused
+    process = run_spindle("--engine", "warp-drive", "-b", LOOPBACK, app_path("echo"))
+    assert_one_error_line(process, nil, /warp-drive|engine/)
+  end
+
+  def test_malformed_threads_is_refused
+    process = run_spindle("-t", "lots", "-b", LOOPBACK, app_path("echo"))
+    assert_one_error_line(process, nil, /threads|lots|-t/)
+  end
+
+  def test_missing_config_ru
+    missing = File.join(@dir, "nope.ru")
+    process = run_spindle("-b", LOOPBACK, missing)
+    assert_one_error_line(process, 1, /nope\.ru/)
+  end
+
+  def test_broken_config_ru
+    broken = File.join(@dir, "broken.ru")
+    File.write(broken, "run lambda { |env| [200, {}, [\"unclosed\"]\n")
+    process = run_spindle("-b", LOOPBACK, broken)
+    assert_one_error_line(process, 1, /broken\.ru/)
+  end
+
+  def test_config_ru_that_raises_while_loading
+    raising = File.join(@dir, "raising.ru")
+    File.write(raising, "raise 'config-load-failure-marker'\nrun ->(env) { [200, {}, []] }\n")
+    process = run_spindle("-b", LOOPBACK, raising)
+    assert_one_error_line(process, 1, /config-load-failure-marker|raising\.ru/)
+  end
+
+  def test_port_in_use
+    holder = TCPServer.new("127.0.0.1", 0)
+    port = holder.addr[1]
+    process = run_spindle("-b", "tcp://127.0.0.1:#{port}", app_path("echo"))
+    assert_one_error_line(process, 1, /#{port}|in use/i)
+  ensure
+    holder&.close
+  end
+
+  def test_start_line_names_engine_threads_binds_pid_ruby_and_yjit
+    process = spawn_server("-b", LOOPBACK, "--engine", "threads", "-t", "2:7", app_path("echo"))
+    line = process.start_line
+    assert_match(/\Aspindle #{Regexp.escape(Spindle::VERSION)} /, line)
+    assert_match(/ engine=threads( |\z)/, line)
+    assert_match(/ threads=2:7( |\z)/, line)
+    assert_match(/ pid=#{process.pid}( |\z)/, line)
+    assert_match(/ ruby=#{Regexp.escape(RUBY_VERSION)}( |\z)/, line)
+    assert_match(/ yjit=(on|off)( |\z)/, line)
+    assert_equal 1, process.stdout.lines.grep(/binds=/).size, "one start-up line"
+  end
+
+  def test_engine_blocking_is_named_in_the_start_line
+    process = spawn_server("-b", LOOPBACK, "--engine", "blocking", app_path("echo"))
+    assert_match(/ engine=blocking( |\z)/, process.start_line)
+    assert_equal 200, roundtrip(request("GET", "/", [["Connection", "close"]]), process).status
+  end
+
+  def test_environment_option_sets_rack_env
+    process = spawn_server("-e", "production", "-b", LOOPBACK, app_path("echo"))
+    response = roundtrip(request("GET", "/", [["Connection", "close"]]), process)
+    assert_equal "production", JSON.parse(response.body)["rack_env"]
+  end
+
+  def test_quiet_still_prints_the_start_line
+    process = spawn_server("-q", "-b", LOOPBACK, app_path("echo"))
+    assert_match SpindleProcess::START_LINE, process.stdout
+  end
+
+  def test_log_requests_logs_each_request
+    process = spawn_server("--log-requests", "-b", LOOPBACK, app_path("echo"))
+    roundtrip(request("GET", "/logged-path-3d9a", [["Connection", "close"]]), process)
+    assert process.wait_for_output(%r{GET /logged-path-3d9a}), "no request log line:\n#{process.output}"
+  end
+
+  def test_config_file
+    config = File.join(@dir, "spindle.rb")
+    File.write(config, <<~RUBY)
+      bind "tcp://127.0.0.1:0"
+      engine :blocking
+    RUBY
+    process = spawn_server("-C", config, app_path("echo"))
+    assert_match(/ engine=blocking( |\z)/, process.start_line)
+    assert_match(%r{ binds=tcp://127\.0\.0\.1:\d+( |\z)}, process.start_line)
+    assert_equal 200, roundtrip(request("GET", "/", [["Connection", "close"]]), process).status
+  end
+
+  def test_command_line_flags_win_over_the_config_file
+    config = File.join(@dir, "spindle.rb")
+    File.write(config, "bind \"tcp://127.0.0.1:0\"\nengine :blocking\n")
+    process = spawn_server("-C", config, "--engine", "threads", app_path("echo"))
+    assert_match(/ engine=threads( |\z)/, process.start_line)
+  end
+
+  def test_broken_config_file
+    config = File.join(@dir, "broken_spindle.rb")
+    File.write(config, "bind \"tcp://127.0.0.1:0\"\nno_such_directive 3\n")
+    process = run_spindle("-C", config, app_path("echo"))
+    assert_one_error_line(process, nil, /broken_spindle\.rb|no_such_directive/)
+  end
+
+  def test_no_argument_serves_config_ru_from_the_working_directory
+    File.write(File.join(@dir, "config.ru"), <<~RU)
+      body = "served from ./config.ru\\n"
+      run ->(env) { [200, { "content-type" => "text/plain", "content-length" => body.bytesize.to_s }, [body]] }
+    RU
+    process = spawn_server("-b", LOOPBACK, chdir: @dir)
+    response = roundtrip(request("GET", "/", [["Connection", "close"]]), process)
+    assert_equal 200, response.status
+    assert_equal "served from ./config.ru\n", response.body
+  end
+
+  def test_no_argument_and_no_config_ru_serves_the_demo_app
+    process = spawn_server("-b", LOOPBACK, chdir: @dir)
+    response = roundtrip(request("GET", "/", [["Connection", "close"]]), process)
+    assert_equal 200, response.status, "the bundled demo app should answer:\n#{response}"
+    refute_empty response.body
+  end
+
+  def test_examples_hello_answers
+    process = spawn_server("-b", LOOPBACK, File.join(SpindleProcess::ROOT, "examples", "hello", "config.ru"))
+    response = roundtrip(request("GET", "/", [["Connection", "close"]]), process)
+    assert_equal 200, response.status
+    refute_empty response.body
+  end
+
+  private
+
+  def assert_one_error_line(process, exitstatus, mentions)
+    status = process.status
+    assert status&.exited?, "bin/spindle did not exit by itself (#{status.inspect}):\n#{process.output}"
+    if exitstatus
+      assert_equal exitstatus, status.exitstatus, "exit status; stderr:\n#{process.stderr}"
+    else
+      refute_equal 0, status.exitstatus, "should fail; output:\n#{process.output}"
+    end
+    lines = process.stderr.lines
+    assert_equal 1, lines.size, "one line on stderr, got:\n#{process.stderr}"
+    assert_match(/\Aspindle: /, lines.first)
+    assert_match mentions, lines.first, "the message should say what is wrong"
+    refute_match SpindleProcess::START_LINE, process.stdout, "no start-up line for a failed start"
+  end
+end

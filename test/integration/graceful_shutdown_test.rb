@@ -1,0 +1,105 @@
+# frozen_string_literal: true
+
+require "json"
+require_relative "../support/spindle_process"
+
+# TERM and INT: stop accepting, let in-flight requests finish, close idle
+# keep-alive connections, exit 0. A second signal exits at once.
+#
+# An idle keep-alive connection doubles as the witness that the server has
+# acted on the first signal: once the server closes it, the signal has been
+# handled, so releasing the in-flight request afterwards really tests that the
+# request survives shutdown. That needs an engine that can hold an idle
+# connection while another request runs, so these tests use `threads`.
+class GracefulShutdownTest < SpindleIntegrationTest
+  def start_server
+    spawn_server("-b", LOOPBACK, "--engine", "threads", "-t", "2:4", app_path("all"))
+  end
+
+  def test_term_with_no_requests_exits_0
+    process = start_server
+    assert_equal 200, roundtrip(request("GET", "/warm", [["Connection", "close"]]), process).status
+    status = process.stop(:TERM)
+    assert status, "the server did not exit after TERM:\n#{process.output}"
+    assert_equal 0, status.exitstatus, "exit status after TERM:\n#{process.output}"
+  end
+
+  def test_int_with_no_requests_exits_0
+    process = start_server
+    status = process.stop(:INT)
+    assert status, "the server did not exit after INT:\n#{process.output}"
+    assert_equal 0, status.exitstatus, "exit status after INT:\n#{process.output}"
+  end
+
+  def test_term_lets_the_request_in_flight_finish_then_exits_0
+    process = start_server
+    gate = rendezvous
+    in_flight = connect(process)
+    in_flight.write(request("GET", "/gate?path=#{gate.path}"))
+    visit = gate.await("entered")
+    idle = idle_keep_alive_connection(process)
+
+    process.signal(:TERM)
+    assert_equal "", assert_closed_by_server(idle, "TERM should close idle keep-alive connections")
+    visit.release
+
+    response = in_flight.read_response
+    assert_equal 200, response.status, "the in-flight request must complete:\n#{response}"
+    assert_equal "released\n", response.body
+    assert response.close?, "a response sent while shutting down should say connection: close:\n#{response}"
+    assert_closed_by_server(in_flight)
+
+    status = process.wait_for_exit(SpindleProcess::STOP_DEADLINE)
+    assert status, "the server did not exit after finishing the in-flight request:\n#{process.output}"
+    assert_equal 0, status.exitstatus, process.output
+  end
+
+  def test_new_connections_are_not_served_after_term
+    process = start_server
+    gate = rendezvous
+    in_flight = connect(process)
+    in_flight.write(request("GET", "/gate?path=#{gate.path}"))
+    visit = gate.await("entered")
+    idle = idle_keep_alive_connection(process)
+
+    process.signal(:TERM)
+    assert_closed_by_server(idle, "TERM should close idle keep-alive connections")
+    late = begin
+      connect(process)
+    rescue SystemCallError
+      nil # refused: the listener is closed, which is one way to stop accepting
+    end
+    late&.write(request("GET", "/too-late-5b7e"))
+    visit.release
+    assert_equal 200, in_flight.read_response.status
+    assert process.wait_for_exit(SpindleProcess::STOP_DEADLINE), "the server did not exit:\n#{process.output}"
+    refute_equal 200, (late.read_response.status rescue nil), "a connection made after TERM was served" if late
+  end
+
+  def test_second_signal_exits_at_once
+    process = start_server
+    gate = rendezvous
+    in_flight = connect(process)
+    in_flight.write(request("GET", "/gate?path=#{gate.path}"))
+    gate.await("entered") # held, never released: only the second signal can end this
+    idle = idle_keep_alive_connection(process)
+
+    process.signal(:TERM)
+    assert_closed_by_server(idle, "TERM should close idle keep-alive connections")
+    process.signal(:INT)
+    status = process.wait_for_exit(SpindleProcess::STOP_DEADLINE)
+    assert status, "a second signal should stop the server at once, even with a request in flight:\n#{process.output}"
+  end
+
+  private
+
+  # A connection that has finished one request and is left open.
+  def idle_keep_alive_connection(process)
+    connection = connect(process)
+    connection.write(request("GET", "/idle"))
+    response = connection.read_response
+    assert_equal 200, response.status
+    refute response.close?
+    connection
+  end
+end
