@@ -1,0 +1,30 @@
+# frozen_string_literal: true
+
+module Spindle
+  # Installs Debian packages that tests and benchmarks need (the server itself
+  # needs none). A fresh machine has only Ruby, so bin/test installs what its
+  # tests use rather than skipping them.
+  module SystemPackages
+    module_function
+
+    # needs: { "/usr/bin/chromium" => "chromium", ... }
+    def ensure!(needs)
+      missing = needs.reject { |path, _| File.executable?(path) }.values.uniq
+      return if missing.empty?
+
+      unless Process.uid.zero? && File.executable?("/usr/bin/apt-get")
+        abort "missing packages: #{missing.join(' ')} (install them with apt-get, or run as root)"
+      end
+      warn "installing #{missing.join(' ')} (first run)..."
+      apt("update", "-qq")
+      apt("install", "-y", "-qq", "--no-install-recommends", *missing)
+    end
+
+    def apt(*args)
+      env = { "DEBIAN_FRONTEND" => "noninteractive" }
+      return if system(env, "apt-get", *args, out: File::NULL)
+
+      abort "apt-get #{args.first} failed"
+    end
+  end
+end
