@@ -18,4 +18,7 @@ Gem::Specification.new do |spec|
   # rack: the interface we serve. nio4r: the epoll reactor behind the threads engine.
   spec.add_dependency "rack", ">= 2.2", "< 4"
   spec.add_dependency "nio4r", "~> 2.7"
+  # async: the Fiber::Scheduler behind the fibers and hybrid engines, loaded only
+  # when one of them is picked.
+  spec.add_dependency "async", ">= 2.8"
 end

@@ -15,6 +15,8 @@ module Spindle
     REGISTRY = {
       "blocking" => ["engine/blocking", :Blocking],
       "threads" => ["engine/threads", :Threads],
+      "fibers" => ["engine/fibers", :Fibers],
+      "hybrid" => ["engine/hybrid", :Hybrid],
     }.freeze
 
     class UnknownEngine < StandardError; end

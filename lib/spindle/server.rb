@@ -42,7 +42,7 @@ module Spindle
 
     def startup_line
       yjit = defined?(RubyVM::YJIT) && RubyVM::YJIT.enabled? ? "on" : "off"
-      threads = @config.engine == "threads" ? " threads=#{@config.threads.join(':')}" : ""
+      threads = %w[threads hybrid].include?(@config.engine) ? " threads=#{@config.threads.join(':')}" : ""
       "spindle #{VERSION} engine=#{@config.engine}#{threads} " \
         "binds=#{@listeners.map(&:uri).join(',')} pid=#{Process.pid} ruby=#{RUBY_VERSION} yjit=#{yjit}"
     end

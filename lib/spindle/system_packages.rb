@@ -7,9 +7,9 @@ module Spindle
   module SystemPackages
     module_function
 
-    # needs: { "/usr/bin/chromium" => "chromium", ... }
+    # needs: { "/usr/bin/chromium" => "chromium", ... }; a path may be a glob.
     def ensure!(needs)
-      missing = needs.reject { |path, _| File.executable?(path) }.values.uniq
+      missing = needs.reject { |path, _| Dir.glob(path).any? { |f| File.executable?(f) } }.values.uniq
       return if missing.empty?
 
       unless Process.uid.zero? && File.executable?("/usr/bin/apt-get")

@@ -6,7 +6,9 @@ require_relative "engine_contract"
 # engine is one entry here (name => whether its env says rack.multithread).
 ENGINES = {
   "blocking" => false,
-  "threads" => true
+  "threads" => true,
+  "fibers" => false,
+  "hybrid" => true
 }.freeze
 
 ENGINES.each do |name, multithread|

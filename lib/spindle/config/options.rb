@@ -28,12 +28,23 @@ module Spindle
 
                    raise Error, "unknown engine #{name.inspect} (choose from #{Engine.names.join(', ')})"
                  },
-                 doc: "How one process runs requests: blocking (one at a time, the reference) " \
-                      "or threads (a reactor buffers requests, a bounded thread pool runs them)."),
+                 doc: "How one process runs requests: blocking (one at a time, the reference), " \
+                      "threads (a reactor buffers requests, a bounded thread pool runs them), " \
+                      "fibers (one event loop, a fiber per connection; the app's I/O yields) " \
+                      "or hybrid (several threads, each with its own fiber loop)."),
       Option.new(name: :threads, default: -> { [1, 5] }, cli: "-t, --threads", arg: "MIN:MAX",
                  coerce: ->(v) { c.thread_range(v) },
-                 doc: "Thread pool size for the threads engine. MAX is the most requests " \
-                      "one process runs at once; idle threads above MIN exit."),
+                 doc: "threads engine: the pool size; MAX is the most requests one process " \
+                      "runs at once, and idle threads above MIN exit. hybrid engine: MAX is " \
+                      "the number of fiber-loop threads."),
+      Option.new(name: :max_connections, default: 4096, cli: "--max-connections", arg: "N",
+                 coerce: ->(v) { c.positive_integer(v, "max_connections") },
+                 doc: "fibers and hybrid engines: the most connections one event loop serves " \
+                      "at once; past it the loop stops accepting until one closes."),
+      Option.new(name: :stall_threshold, default: 0.25, cli: "--stall-threshold", arg: "SECONDS",
+                 coerce: ->(v) { c.seconds(v, "stall_threshold") },
+                 doc: "fibers and hybrid engines: warn (with a backtrace) when code holds the " \
+                      "event loop this long without yielding."),
       Option.new(name: :config_file, default: nil, cli: "-C, --config", arg: "FILE",
                  doc: "Read options from a Ruby config file (see the DSL below). " \
                       "Command-line flags win over the file."),

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require_relative "timeouts"
+require_relative "request_reader"
 
 module Spindle
   module Engine
@@ -18,6 +18,7 @@ module Spindle
         @config = config
         @log = log
         @idle = {} # socket => Connection, waiting for their next request
+        @reader = RequestReader.new(handler, config)
         @stopping = false
         @wake_r, @wake_w = IO.pipe
       end
@@ -55,7 +56,7 @@ module Spindle
       # Serves requests on conn while they are already here, then parks it.
       def serve(conn)
         loop do
-          return unless read_request(conn) == :complete
+          return unless @reader.read(conn) == :complete
 
           outcome = @handler.serve(conn)
           return conn.close if outcome == :close
@@ -65,24 +66,6 @@ module Spindle
       rescue StandardError => e
         @log.exception(e, "connection failed")
         conn.close
-      end
-
-      # Blocks until conn has a whole request, bounded by its deadlines.
-      def read_request(conn)
-        return :complete if conn.buffered? && conn.advance == :complete
-
-        loop do
-          case conn.read_nonblock
-          when :data then return :complete if conn.advance == :complete
-          when :eof then return finish(conn)
-          when :wait
-            wait = conn.next_deadline(Timeouts.now, @config) - Timeouts.now
-            return give_up(conn) unless wait.positive? && conn.io.wait_readable(wait)
-          end
-        end
-      rescue HTTP::ParseError => e
-        @handler.refuse(conn, e)
-        finish(conn)
       end
 
       def park(conn)
@@ -100,16 +83,6 @@ module Spindle
           Timeouts.expire(conn, @handler)
           true
         end
-      end
-
-      def give_up(conn)
-        Timeouts.expire(conn, @handler)
-        :closed
-      end
-
-      def finish(conn)
-        conn.close
-        :closed
       end
     end
   end

@@ -1,0 +1,88 @@
+# frozen_string_literal: true
+
+require "async"
+require "async/barrier"
+require "async/condition"
+require_relative "request_reader"
+require_relative "stall_detector"
+
+module Spindle
+  module Engine
+    # One event loop on one thread: an Async reactor (a Fiber::Scheduler backed
+    # by io-event's epoll selector) with a fiber per connection. The app runs in
+    # its connection's fiber, so its sleep, socket, DNS and database waits yield
+    # to other connections instead of holding the thread. Apps may start their
+    # own concurrent work (Async { }, Async::Barrier) inside a request.
+    #
+    # It stops accepting while max_connections are open, so one process never
+    # takes more than it was sized for; the rest wait in the kernel's backlog.
+    class FiberLoop
+      def initialize(listeners:, handler:, config:, log:)
+        @listeners = listeners
+        @handler = handler
+        @config = config
+        @log = log
+        @reader = RequestReader.new(handler, config)
+        @connections = {} # Connection => its Async::Task
+        @wake_r, @wake_w = IO.pipe
+      end
+
+      def run
+        Sync do |task|
+          @slot_freed = Async::Condition.new
+          @barrier = Async::Barrier.new
+          detector = StallDetector.new(@log, @config.stall_threshold).start(task)
+          acceptors = @listeners.map { |listener| task.async { accept_loop(listener) } }
+          @wake_r.wait_readable
+          drain(acceptors)
+          detector.stop
+        end
+      end
+
+      # From any thread.
+      def stop
+        @wake_w.write_nonblock(".", exception: false)
+      end
+
+      private
+
+      def accept_loop(listener)
+        loop do
+          @slot_freed.wait while @connections.size >= @config.max_connections
+          listener.io.wait_readable
+          socket = listener.accept_nonblock
+          @barrier.async { |task| serve(socket, listener, task) } if socket
+        end
+      end
+
+      def serve(socket, listener, task)
+        conn = @handler.connection(socket, listener, @config)
+        @connections[conn] = task
+        serve_requests(conn)
+      rescue StandardError => e
+        @log.exception(e, "connection failed")
+        conn&.close
+      ensure
+        @connections.delete(conn)
+        @slot_freed.signal
+      end
+
+      def serve_requests(conn)
+        while @reader.read(conn) == :complete
+          case @handler.serve(conn)
+          when :close then return conn.close
+          when :hijacked then return
+          end
+        end
+      end
+
+      # Stop accepting, close connections idle between requests, and let the
+      # requests in flight finish (the server bounds how long).
+      def drain(acceptors)
+        acceptors.each(&:stop)
+        @connections.each { |conn, task| task.stop if conn.idle? }
+        @barrier.wait
+      end
+    end
+  end
+end
