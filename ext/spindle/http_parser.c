@@ -210,6 +210,11 @@ static size_t scan_head(sp_parser *p, const char *data, size_t len) {
   const sp_limits *l = &p->limits;
   for (size_t i = 0; i < len; i++) {
     unsigned char c = (unsigned char)data[i];
+    /* Every byte counts, line ends included: endless empty lines must not buffer. */
+    if (p->head_len + i + 1 > l->max_head) {
+      fail(p, SP_FIELDS_TOO_LARGE, "request head too large");
+      return 0;
+    }
     if (p->prev_cr) {
       if (c != '\n') { fail(p, SP_BAD_REQUEST, "bare CR in head"); return 0; }
       p->prev_cr = 0;
@@ -235,10 +240,6 @@ static size_t scan_head(sp_parser *p, const char *data, size_t len) {
         return 0;
       }
     } else if (scan_field_byte(p, c)) {
-      return 0;
-    }
-    if (p->head_len + i + 1 > l->max_head) {
-      fail(p, SP_FIELDS_TOO_LARGE, "request head too large");
       return 0;
     }
   }
