@@ -6,6 +6,7 @@ require_relative "config"
 require_relative "log"
 require_relative "app_loader"
 require_relative "server"
+require_relative "memory_setup"
 
 module Spindle
   # bin/spindle: flags (generated from Config::OPTIONS) and a rackup file in, a
@@ -15,6 +16,7 @@ module Spindle
     USAGE = "Usage: spindle [options] [config.ru]"
 
     def run(argv)
+      @argv = argv.dup
       values = parse(argv)
       return 0 if values.nil?
 
@@ -43,11 +45,21 @@ module Spindle
     private
 
     def serve(config)
-      Engine.fetch(config.engine) # an unknown engine fails before the app loads
+      env = MemorySetup.environment_for(config)
+      MemorySetup.reexec(env, @argv) if env
       ENV["RACK_ENV"] = config.environment
       log = Log.new(quiet: config.quiet, requests: config.log_requests)
-      app = AppLoader.load(AppLoader.resolve(config.rackup))
-      Server.new(app, config, log).bind.run
+      rackup = AppLoader.resolve(config.rackup)
+      return serve_cluster(config, log, rackup) if config.cluster?
+
+      Server.new(AppLoader.load(rackup), config, log).bind.run
+      0
+    end
+
+    def serve_cluster(config, log, rackup)
+      require_relative "cluster/master"
+      Cluster::HotRestart.remember(@argv)
+      Cluster::Master.new(config, log, rackup).run
       0
     end
 
@@ -74,7 +86,7 @@ module Spindle
         if option.name == :binds
           (values[:binds] ||= []) << raw
         else
-          values[option.name] = option.value(option.arg ? raw : true)
+          values[option.name] = option.value(raw)
         end
       end
     end

@@ -19,6 +19,7 @@ module Spindle
     end
 
     def initialize(values)
+      @hooks = values.delete(:hooks) || {}
       unknown = values.keys - BY_NAME.keys
       raise Error, "unknown option: #{unknown.join(', ')}" unless unknown.empty?
 
@@ -37,6 +38,13 @@ module Spindle
 
       port ? ["tcp://0.0.0.0:#{port}"] : [DEFAULT_BIND]
     end
+
+    # Runs the blocks the config file gave for hook, with args.
+    def run_hooks(hook, *args)
+      @hooks.fetch(hook, []).each { |block| block.call(*args) }
+    end
+
+    def cluster? = workers.positive?
 
     def min_threads = threads.first
     def max_threads = threads.last

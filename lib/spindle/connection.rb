@@ -79,6 +79,11 @@ module Spindle
     # True between requests: no byte of the next one has arrived yet.
     def idle? = !@request_started
 
+    # Idle after serving at least one request: a keep-alive connection a
+    # draining server may close. A new connection is not: its first request is
+    # on its way (closing it would fail a client that did nothing wrong).
+    def closable_when_draining? = idle? && @requests.positive?
+
     # When the connection must next make progress, given that it just did. Idle
     # between requests: the keep-alive timeout. Mid-head: an absolute deadline
     # from the first byte, so a head trickled a byte at a time still ends.

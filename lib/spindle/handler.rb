@@ -4,6 +4,7 @@ require_relative "version"
 require_relative "connection"
 require_relative "http/response_writer"
 require_relative "http/early_hints"
+require_relative "request_tracker"
 
 module Spindle
   # One complete request in, one app call, one response out, and an explicit
@@ -15,11 +16,12 @@ module Spindle
     ERROR_BODY = "Internal Server Error\n"
     RESPONSE_FINISHED = "rack.response_finished"
 
-    attr_reader :writer
+    attr_reader :writer, :tracker
 
     def initialize(app, config, log, multithread:, multiprocess: false)
       @app = app
       @log = log
+      @tracker = RequestTracker.new
       @max_requests = config.max_keepalive_requests
       @writer = HTTP::ResponseWriter.new
       @stopping = false
@@ -47,6 +49,7 @@ module Spindle
 
     # Serves the complete request buffered in conn.
     def serve(conn)
+      @tracker.start(conn)
       env = conn.env
       env[RESPONSE_FINISHED] = []
       started = Process.clock_gettime(Process::CLOCK_MONOTONIC) if @log.requests?
@@ -57,6 +60,7 @@ module Spindle
     ensure
       close_body(body)
       response_finished(env, status, headers, error) if env
+      @tracker.finish(conn)
       conn.next_request if outcome == :keep_alive
     end
 

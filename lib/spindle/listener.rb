@@ -48,7 +48,7 @@ module Spindle
       server = Socket.new(:UNIX, :STREAM)
       server.bind(Addrinfo.unix(path))
       server.listen(backlog)
-      new(server, "unix://#{path}", "localhost", "0", path: path)
+      new(server, "unix://#{path}", "localhost", "80", path: path)
     rescue Errno::EADDRINUSE
       server&.close
       raise Error, "address already in use: #{uri}"
@@ -82,11 +82,29 @@ module Spindle
       socket == :wait_readable ? nil : socket
     end
 
-    def close
+    # unlink: false leaves a UNIX socket's file in place, for a process that
+    # shares the socket with others (a worker, or a master handing over).
+    def close(unlink: true)
       @io.close unless @io.closed?
-      File.unlink(@path) if @path && File.socket?(@path)
+      File.unlink(@path) if unlink && @path && File.socket?(@path)
     rescue Errno::ENOENT
       nil
+    end
+
+    # For a hot restart: the fd crosses exec, and the URI says what it is.
+    def handover = "#{@io.fileno}=#{@uri}"
+
+    # The listener a previous master passed across exec ("fd=uri").
+    def self.inherit(spec)
+      fd, uri = spec.split("=", 2)
+      io = Socket.for_fd(Integer(fd))
+      io.autoclose = true
+      parsed = URI.parse(uri)
+      if parsed.scheme == "unix"
+        new(io, uri, "localhost", "80", path: "#{parsed.host}#{parsed.path}")
+      else
+        new(io, uri, parsed.hostname, io.local_address.ip_port.to_s)
+      end
     end
   end
 end

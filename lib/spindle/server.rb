@@ -6,17 +6,19 @@ require_relative "engine"
 require_relative "signals"
 
 module Spindle
-  # One serving process: its listeners, its engine, its handler, and what TERM
-  # and INT do to them. The first signal drains: stop accepting, let in-flight
-  # requests finish within shutdown_timeout. The second stops at once.
+  # One serving process: listeners, an engine and its handler. Alone (no
+  # workers) it also owns TERM and INT: the first drains (stop accepting, let
+  # in-flight requests finish within shutdown_timeout), the second stops at once.
+  # In cluster mode a Worker drives the same object and owns the signals.
   class Server
-    attr_reader :listeners
+    attr_reader :listeners, :handler
 
-    def initialize(app, config, log)
+    def initialize(app, config, log, listeners: [], multiprocess: false)
       @app = app
       @config = config
       @log = log
-      @listeners = []
+      @listeners = listeners
+      @multiprocess = multiprocess
     end
 
     # Opens the listeners. Raises Listener::Error (port in use, bad URI).
@@ -28,45 +30,61 @@ module Spindle
       raise
     end
 
-    def run
+    # Builds the handler and the engine, in the process that will serve.
+    def prepare
       engine_class = Engine.fetch(@config.engine)
-      @handler = Handler.new(@app, @config, @log, multithread: engine_class.multithread?)
+      @handler = Handler.new(@app, @config, @log, multithread: engine_class.multithread?,
+                                                  multiprocess: @multiprocess)
       @engine = engine_class.new(listeners: @listeners, handler: @handler, config: @config, log: @log)
-      Signals.new(@log).on_stop { drain }.on_force { force_exit }.install
+      self
+    end
+
+    # Single mode: serve until TERM/INT, then close the listeners.
+    def run
+      prepare
+      Signals.new(@log).on_stop { drain(@config.shutdown_timeout) }.on_force { force_exit }.install
       @log.announce(startup_line)
-      @engine.run
+      serve
       @log.info("spindle: stopped")
     ensure
       close_listeners
     end
 
+    def serve = @engine.run
+
+    # Stops accepting and lets in-flight requests finish; after timeout seconds
+    # (nil: no limit) the process exits anyway.
+    def drain(timeout)
+      @log.info("spindle: draining#{timeout ? " (up to #{timeout}s)" : ''}; signal again to stop at once")
+      @handler.stopping!
+      @engine.stop
+      Thread.new { sleep timeout; expire(timeout) } if timeout
+    end
+
+    def backlog = @engine.respond_to?(:backlog) ? @engine.backlog : 0
+
     def startup_line
       yjit = defined?(RubyVM::YJIT) && RubyVM::YJIT.enabled? ? "on" : "off"
       threads = %w[threads hybrid].include?(@config.engine) ? " threads=#{@config.threads.join(':')}" : ""
-      "spindle #{VERSION} engine=#{@config.engine}#{threads} " \
+      workers = @config.cluster? ? " workers=#{@config.workers}" : ""
+      "spindle #{VERSION} engine=#{@config.engine}#{threads}#{workers} " \
         "binds=#{@listeners.map(&:uri).join(',')} pid=#{Process.pid} ruby=#{RUBY_VERSION} yjit=#{yjit}"
+    end
+
+    def close_listeners(unlink: true)
+      @listeners.each { |l| l.close(unlink: unlink) }
     end
 
     private
 
-    def drain
-      @log.info("spindle: draining (up to #{@config.shutdown_timeout}s); signal again to stop at once")
-      @handler.stopping!
-      @engine.stop
-      Thread.new do
-        sleep @config.shutdown_timeout
-        @log.error("in-flight requests did not finish within #{@config.shutdown_timeout}s; exiting")
-        force_exit
-      end
+    def expire(timeout)
+      @log.error("in-flight requests did not finish within #{timeout}s; exiting")
+      force_exit
     end
 
     def force_exit
       close_listeners
       exit!(1)
-    end
-
-    def close_listeners
-      @listeners.each(&:close)
     end
   end
 end

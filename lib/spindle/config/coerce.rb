@@ -36,6 +36,25 @@ module Spindle
         [true, "true", "yes", "1", "on"].include?(raw)
       end
 
+      # "1000" or "1000,5000": request counts, one per generation.
+      def count_list(raw, what)
+        return nil if raw.nil?
+
+        list = raw.is_a?(Array) ? raw : raw.to_s.split(",")
+        raise Error, "#{what} needs at least one count" if list.empty?
+
+        list.map { |n| positive_integer(n, what) }
+      end
+
+      ALLOCATORS = %w[glibc jemalloc].freeze
+
+      def allocator(raw)
+        name = raw.to_s
+        return name if ALLOCATORS.include?(name)
+
+        raise Error, "unknown allocator #{name.inspect} (choose from #{ALLOCATORS.join(', ')})"
+      end
+
       # "5" means 5:5; "0:16" means min 0, max 16.
       def thread_range(raw)
         min, max = raw.is_a?(Array) ? raw : raw.to_s.split(":", 2)

@@ -41,6 +41,22 @@ module Spindle
         end
       end
 
+      # Lifecycle hooks: blocks run at the moments their names say. Each may be
+      # given more than once; they run in order.
+      #   before_fork { }              master, before forking workers
+      #   after_worker_fork { |i| }    each worker, after it is forked (i: its index)
+      #   before_refork { }            the mold, before it forks a new generation
+      #   after_refork { |i| }         each worker of a new generation
+      HOOKS = %i[before_fork after_worker_fork before_refork after_refork].freeze
+
+      HOOKS.each do |hook|
+        define_method(hook) do |&block|
+          raise Error, "#{hook} needs a block" unless block
+
+          (@values[:hooks] ||= Hash.new { |h, k| h[k] = [] })[hook] << block
+        end
+      end
+
       # bind may be given several times; each call adds a listener.
       def bind(uri)
         (@values[:binds] ||= []) << uri.to_s

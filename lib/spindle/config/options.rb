@@ -78,6 +78,43 @@ module Spindle
       Option.new(name: :max_keepalive_requests, default: 1000, cli: "--max-keepalive-requests", arg: "N",
                  coerce: ->(v) { c.positive_integer(v, "max_keepalive_requests") },
                  doc: "Requests served on one connection before it is closed."),
+      Option.new(name: :workers, default: 0, cli: "-w, --workers", arg: "N",
+                 coerce: ->(v) { c.non_negative_integer(v, "workers") },
+                 doc: "Cluster mode: a master holds the listeners and supervises N worker " \
+                      "processes, each running the engine. 0: one process, no master."),
+      Option.new(name: :preload, default: true, cli: "--[no-]preload",
+                 coerce: ->(v) { c.boolean(v) },
+                 doc: "Cluster mode: load the app once in the master and fork workers from it, " \
+                      "sharing its memory copy-on-write. Off: each worker loads the app itself " \
+                      "(so a phased restart picks up new code)."),
+      Option.new(name: :worker_timeout, default: 60.0, cli: "--worker-timeout", arg: "SECONDS",
+                 coerce: ->(v) { c.seconds(v, "worker_timeout") },
+                 doc: "Kill and replace a worker that has not checked in, or whose oldest " \
+                      "request has run, for this long."),
+      Option.new(name: :refork_after, default: nil, cli: "--refork-after", arg: "N[,N2,...]",
+                 coerce: ->(v) { c.count_list(v, "refork_after") },
+                 doc: "Refork from a warmed worker once a worker of generation g has served " \
+                      "the g-th count of requests (the last count repeats). Off by default."),
+      Option.new(name: :worker_memory_limit, default: nil, cli: "--worker-memory-limit", arg: "MB",
+                 coerce: ->(v) { c.positive_integer(v, "worker_memory_limit") },
+                 doc: "Recycle a worker gracefully (replacement first) when its private " \
+                      "memory (USS) passes this many MiB."),
+      Option.new(name: :oob_gc_every, default: nil, cli: "--oob-gc", arg: "N",
+                 coerce: ->(v) { c.positive_integer(v, "oob_gc_every") },
+                 doc: "Run a full GC between requests, when none is in flight, every N requests."),
+      Option.new(name: :control, default: nil, cli: "--control", arg: "URI",
+                 doc: "Cluster mode: control endpoint for bin/spindlectl: unix://PATH (mode 0600) " \
+                      "or tcp://HOST:PORT (then --control-token is required)."),
+      Option.new(name: :control_token, default: nil, cli: "--control-token", arg: "TOKEN",
+                 doc: "The secret a TCP control client must send."),
+      Option.new(name: :malloc_arena_max, default: 2, cli: "--malloc-arenas", arg: "N",
+                 coerce: ->(v) { c.positive_integer(v, "malloc_arena_max") },
+                 doc: "glibc malloc arenas (MALLOC_ARENA_MAX), set at start unless the " \
+                      "environment sets it. Fewer arenas: far less fragmentation under threads."),
+      Option.new(name: :allocator, default: "glibc", cli: "--allocator", arg: "NAME",
+                 coerce: ->(v) { c.allocator(v) },
+                 doc: "glibc, or jemalloc (Debian's libjemalloc.so.2, preloaded at start; " \
+                      "an error when it is not installed)."),
       Option.new(name: :body_spool_threshold, default: 64 * kib, arg: "BYTES",
                  coerce: ->(v) { c.non_negative_integer(v, "body_spool_threshold") },
                  doc: "Request bodies larger than this go to an unlinked tempfile, not memory."),

@@ -24,7 +24,7 @@ module Spindle
       end
 
       def run
-        turn until @stopping
+        turn until @stopping && @idle.empty?
       ensure
         @idle.each_value(&:close)
         @idle.clear
@@ -38,7 +38,8 @@ module Spindle
       private
 
       def turn
-        ready, = IO.select([@wake_r, *@listeners.keys, *@idle.keys], nil, nil, 1)
+        listening = @stopping ? [] : @listeners.keys
+        ready, = IO.select([@wake_r, *listening, *@idle.keys], nil, nil, 1)
         ready&.each do |io|
           if io == @wake_r then @wake_r.read_nonblock(64, exception: false)
           elsif (listener = @listeners[io]) then accept(listener)
@@ -69,7 +70,7 @@ module Spindle
       end
 
       def park(conn)
-        return conn.close if @stopping
+        return conn.close if @stopping && conn.closable_when_draining?
 
         conn.next_deadline(Timeouts.now, @config)
         @idle[conn.io] = conn
@@ -78,7 +79,7 @@ module Spindle
       def expire_idle
         now = Timeouts.now
         @idle.delete_if do |_io, conn|
-          next false unless @stopping || conn.deadline <= now
+          next false unless (@stopping && conn.closable_when_draining?) || conn.deadline <= now
 
           Timeouts.expire(conn, @handler)
           true

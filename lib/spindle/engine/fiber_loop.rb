@@ -80,7 +80,7 @@ module Spindle
       # requests in flight finish (the server bounds how long).
       def drain(acceptors)
         acceptors.each(&:stop)
-        @connections.each { |conn, task| task.stop if conn.idle? }
+        @connections.each { |conn, task| task.stop if conn.closable_when_draining? }
         @barrier.wait
       end
     end

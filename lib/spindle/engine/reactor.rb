@@ -123,11 +123,11 @@ module Spindle
         conn.close
       end
 
-      # Closes what missed its deadline; when draining, idle connections at once.
+      # Closes what missed its deadline; when draining, idle keep-alive ones at once.
       def expire
         now = Timeouts.now
         @conns.values.each do |conn|
-          next unless conn.deadline <= now || (@stopping && conn.idle?)
+          next unless conn.deadline <= now || (@stopping && conn.closable_when_draining?)
 
           unwatch(conn)
           Timeouts.expire(conn, @handler)

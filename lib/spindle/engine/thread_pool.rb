@@ -37,6 +37,8 @@ module Spindle
 
       def idle? = @mutex.synchronize { @busy.zero? && @queue.empty? }
 
+      def queued = @queue.size
+
       # Lets running work finish, then ends the threads; gives up at the deadline.
       def shutdown(timeout)
         @mutex.synchronize do

@@ -30,6 +30,9 @@ module Spindle
 
       def stop = @reactor.stop
 
+      # Complete requests waiting for a pool thread.
+      def backlog = @pool.queued
+
       private
 
       def work(conn)

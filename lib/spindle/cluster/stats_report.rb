@@ -1,0 +1,53 @@
+# frozen_string_literal: true
+
+require "time"
+require_relative "../process_stats"
+
+module Spindle
+  module Cluster
+    # The cluster's stats as a Hash for JSON: one entry per worker (and the mold)
+    # and totals. Built on the master's thread, from the workers' last check-ins
+    # and /proc. docs/STATS.md documents every field.
+    class StatsReport
+      def initialize(master, config)
+        @master = master
+        @config = config
+      end
+
+      def to_h
+        children = @master.children.map { |c| child(c) }
+        workers = children.select { |c| %w[booting serving retiring].include?(c["state"]) }
+        { "master" => master_entry, "totals" => totals(workers, children), "workers" => workers,
+          "mold" => children.find { |c| c["state"].start_with?("mold") } }
+      end
+
+      private
+
+      def master_entry
+        { "pid" => Process.pid, "started_at" => @master.started_at.utc.iso8601, "generation" => @master.generation,
+          "workers_desired" => @master.desired, "engine" => @config.engine,
+          "allocator" => ProcessStats.allocator, "malloc_arena_max" => ENV["MALLOC_ARENA_MAX"],
+          "memory" => ProcessStats.memory }
+      end
+
+      def child(c)
+        checkin = c.checkin
+        now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        { "index" => c.index, "pid" => c.pid, "state" => c.state.to_s, "generation" => c.generation,
+          "booted_at" => c.booted_at&.utc&.iso8601, "requests" => checkin&.requests.to_i,
+          "in_flight" => checkin&.in_flight.to_i, "backlog" => checkin&.backlog.to_i,
+          "last_checkin_age" => (now - c.last_checkin).round(3),
+          "oldest_request_age" => checkin&.oldest_request_age.to_f.round(3),
+          "memory" => c.pid && ProcessStats.memory(c.pid), "gc" => checkin&.gc }
+      end
+
+      def totals(workers, children)
+        memory = children.filter_map { |c| c["memory"] }
+        { "workers" => workers.size, "requests" => workers.sum { |w| w["requests"] },
+          "in_flight" => workers.sum { |w| w["in_flight"] },
+          "rss" => memory.sum { |m| m[:rss].to_i }, "pss" => memory.sum { |m| m[:pss].to_i },
+          "uss" => memory.sum { |m| m[:uss].to_i } }
+      end
+    end
+  end
+end

@@ -1,0 +1,36 @@
+# frozen_string_literal: true
+
+module Spindle
+  # Counts requests for stats and heartbeats: how many served, how many in
+  # flight, and how long the oldest in-flight one has run (how the cluster finds
+  # a request that hangs). Thread-safe; one per process.
+  class RequestTracker
+    attr_reader :served
+
+    def initialize
+      @mutex = Thread::Mutex.new
+      @started = {} # connection => when its current request began
+      @served = 0
+    end
+
+    def start(conn)
+      now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      @mutex.synchronize { @started[conn] = now }
+    end
+
+    def finish(conn)
+      @mutex.synchronize do
+        @started.delete(conn)
+        @served += 1
+      end
+    end
+
+    def in_flight = @mutex.synchronize { @started.size }
+
+    # Seconds the oldest in-flight request has run; 0 when none is.
+    def oldest_age
+      oldest = @mutex.synchronize { @started.each_value.min }
+      oldest ? Process.clock_gettime(Process::CLOCK_MONOTONIC) - oldest : 0
+    end
+  end
+end

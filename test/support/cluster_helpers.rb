@@ -1,0 +1,98 @@
+# frozen_string_literal: true
+
+require "json"
+require "socket"
+require "tmpdir"
+require_relative "spindle_process"
+
+# Cluster tests: start a master with a control socket, ask it for stats, wait for
+# conditions with deadlines, and put continuous load on it while counting every
+# failed request.
+module ClusterHelpers
+  DEADLINE = 30
+
+  def start_cluster(*args, workers: 2, env: {})
+    @control = File.join(Dir.mktmpdir("spindle-cluster"), "control.sock")
+    spawn_server("-w", workers.to_s, "--control", "unix://#{@control}", "-b", SpindleIntegrationTest::LOOPBACK,
+                 *args, env: env)
+  end
+
+  def control(command)
+    UNIXSocket.open(@control) do |socket|
+      socket.puts(JSON.generate("command" => command))
+      JSON.parse(socket.gets)
+    end
+  end
+
+  def stats = control("stats")
+
+  def serving_workers = stats["workers"].select { |w| w["state"] == "serving" }
+
+  def wait_until(what, deadline: DEADLINE)
+    limit = Process.clock_gettime(Process::CLOCK_MONOTONIC) + deadline
+    loop do
+      result = yield
+      return result if result
+      flunk "#{what}: not reached within #{deadline}s" if Process.clock_gettime(Process::CLOCK_MONOTONIC) > limit
+
+      sleep 0.05
+    end
+  end
+
+  # One request on a fresh connection, closed after the response.
+  def self.get(process, path)
+    connection = process.connect
+    connection.write(HttpClient.request("GET", path, [["Connection", "close"]]))
+    connection.read_response
+  ensure
+    connection&.close
+  end
+
+  def get_json(process, path)
+    response = ClusterHelpers.get(process, path)
+    [response.status, (JSON.parse(response.body) if response.status == 200)]
+  end
+
+  # Requests on fresh connections from a few threads until stopped, bounded in
+  # count and time. Every response that is not a 200 counts as a failure.
+  class Load
+    MAX_REQUESTS = 50_000
+    MAX_SECONDS = 90
+
+    attr_reader :ok, :failures
+
+    def initialize(process, threads: 4)
+      @process = process
+      @ok = 0
+      @failures = []
+      @stop = false
+      @lock = Mutex.new
+      @started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      @threads = Array.new(threads) { Thread.new { run } }
+    end
+
+    def stop
+      @stop = true
+      @threads.each(&:join)
+      self
+    end
+
+    private
+
+    def run
+      one_request until @stop || over_budget?
+    end
+
+    def one_request
+      status = ClusterHelpers.get(@process, "/").status
+      @lock.synchronize { status == 200 ? @ok += 1 : @failures << "status #{status}" }
+    rescue StandardError => e
+      @lock.synchronize { @failures << "#{e.class}: #{e.message}" }
+    end
+
+    def over_budget?
+      @ok + @failures.size >= MAX_REQUESTS ||
+        Process.clock_gettime(Process::CLOCK_MONOTONIC) - @started > MAX_SECONDS
+    end
+  end
+end
