@@ -23,6 +23,7 @@ module Spindle
       @log = log
       @tracker = RequestTracker.new
       @max_requests = config.max_keepalive_requests
+      @oob_gc_every = config.oob_gc_every
       @writer = HTTP::ResponseWriter.new
       @stopping = false
       @base_env = base_env(multithread, multiprocess)
@@ -61,6 +62,7 @@ module Spindle
       close_body(body)
       response_finished(env, status, headers, error) if env
       @tracker.finish(conn)
+      collect_garbage
       conn.next_request if outcome == :keep_alive
     end
 
@@ -124,6 +126,14 @@ module Spindle
       :close
     rescue StandardError
       :close
+    end
+
+    # Out-of-band GC: after the response is sent, when no other request is in
+    # flight, so no client waits on the collection.
+    def collect_garbage
+      return unless @oob_gc_every && (@tracker.served % @oob_gc_every).zero? && @tracker.in_flight.zero?
+
+      GC.start
     end
 
     def close_body(body)

@@ -9,7 +9,7 @@ module Spindle
 
     # needs: { "/usr/bin/chromium" => "chromium", ... }; a path may be a glob.
     def ensure!(needs)
-      missing = needs.reject { |path, _| Dir.glob(path).any? { |f| File.executable?(f) } }.values.uniq
+      missing = needs.reject { |path, _| Dir.glob(path).any? { |f| File.exist?(f) } }.values.uniq
       return if missing.empty?
 
       unless Process.uid.zero? && File.executable?("/usr/bin/apt-get")

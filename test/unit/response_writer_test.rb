@@ -162,3 +162,14 @@ class ResponseWriterTest < Minitest::Test
     assert_equal File, input_class
   end
 end
+
+# Out-of-band GC runs after the response, every N requests.
+class OutOfBandGCTest < Minitest::Test
+  include HandlerHarness
+
+  def test_full_gc_every_n_requests_after_the_response
+    before = GC.stat(:major_gc_count)
+    3.times { serve(->(_) { [200, {}, ["x"]] }, "GET / HTTP/1.1\r\nHost: a\r\n\r\n", oob_gc_every: 1) }
+    assert_operator GC.stat(:major_gc_count), :>=, before + 3
+  end
+end

@@ -1,0 +1,55 @@
+# frozen_string_literal: true
+
+require "open3"
+require_relative "../support/cluster_helpers"
+
+# The operator's side: spindlectl, the allocator, memory-limit recycling.
+class OperationsTest < SpindleIntegrationTest
+  include ClusterHelpers
+
+  APP = app_path("cluster")
+  CTL = File.join(SpindleProcess::ROOT, "bin", "spindlectl")
+
+  def test_spindlectl_prints_stats_as_a_table_and_as_json
+    start_cluster(APP, workers: 2)
+    wait_until("2 workers serving") { serving_workers.size == 2 }
+    table, status = Open3.capture2e(CTL, "--control", "unix://#{@control}", "stats")
+    assert status.success?, table
+    assert_match(/^index\s+pid\s+state\s+generation\s+requests.*pss/, table)
+    assert_equal 2, table.lines.grep(/\bserving\b/).size
+    json, = Open3.capture2e(CTL, "--control", "unix://#{@control}", "--json", "stats")
+    assert_equal 2, JSON.parse(json)["totals"]["workers"]
+  end
+
+  def test_spindlectl_commands_reach_the_master
+    app = start_cluster(APP, workers: 1)
+    wait_until("1 worker serving") { serving_workers.size == 1 }
+    out, status = Open3.capture2e(CTL, "--control", "unix://#{@control}", "add-worker")
+    assert status.success?, out
+    wait_until("2 workers") { serving_workers.size == 2 }
+    Open3.capture2e(CTL, "--control", "unix://#{@control}", "stop")
+    wait_until("the master stopped") { !app.alive? }
+  end
+
+  def test_control_socket_is_private
+    start_cluster(APP, workers: 1)
+    wait_until("1 worker serving") { serving_workers.size == 1 }
+    assert_equal 0o600, File.stat(@control).mode & 0o777
+  end
+
+  def test_jemalloc_allocator_is_used_and_reported
+    start_cluster("--allocator", "jemalloc", APP, workers: 1)
+    wait_until("1 worker serving") { serving_workers.size == 1 }
+    assert_equal "jemalloc", stats["master"]["allocator"]
+  end
+
+  def test_a_worker_over_its_memory_limit_is_recycled_with_a_replacement_first
+    app = start_cluster("--worker-memory-limit", "1", APP, workers: 1)
+    wait_until("1 worker serving") { serving_workers.size == 1 }
+    first = serving_workers.first["pid"]
+    20.times { ClusterHelpers.get(app, "/") } # a Ruby worker's private memory is well over 1 MiB
+    wait_until("the worker recycled") { !serving_workers.map { |w| w["pid"] }.include?(first) }
+    assert_match(/over 1 MiB/, app.output)
+    assert_equal 200, ClusterHelpers.get(app, "/").status
+  end
+end
