@@ -27,8 +27,8 @@ module Spindle
         Process.setproctitle("spindle mold (generation #{@generation})")
         Signal.trap("TERM") { exit!(0) }
         Signal.trap("QUIT") { exit!(0) }
+        @config.run_hooks(:before_refork) # the app closes its connections first
         warm_up
-        @config.run_hooks(:before_refork)
         Message.send_to(@channel, Message::MoldReady.new(pid: Process.pid, generation: @generation))
         loop { obey(Message.receive(@channel)) }
       end
