@@ -48,12 +48,22 @@ module Spindle
       env = MemorySetup.environment_for(config)
       MemorySetup.reexec(env, @argv) if env
       ENV["RACK_ENV"] = config.environment
+      raise_open_file_limit
       log = Log.new(quiet: config.quiet, requests: config.log_requests)
       rackup = AppLoader.resolve(config.rackup)
       return serve_cluster(config, log, rackup) if config.cluster?
 
       Server.new(AppLoader.load(rackup), config, log).bind.run
       0
+    end
+
+    # Every connection is a file descriptor; a soft limit of 1024 would cap a
+    # fiber engine at ~1000 clients. Take what the hard limit allows.
+    def raise_open_file_limit
+      soft, hard = Process.getrlimit(:NOFILE)
+      Process.setrlimit(:NOFILE, hard) if soft < hard
+    rescue Errno::EPERM, NotImplementedError
+      nil
     end
 
     def serve_cluster(config, log, rackup)
