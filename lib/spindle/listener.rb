@@ -9,6 +9,10 @@ module Spindle
   class Listener
     class Error < StandardError; end
 
+    # accept failed because the process (EMFILE) or the system (ENFILE) has no
+    # file descriptor left. Engines back off accepting and keep serving.
+    class Exhausted < StandardError; end
+
     attr_reader :io, :uri, :server_name, :server_port
 
     def self.open(uri, backlog:)
@@ -77,9 +81,17 @@ module Spindle
     def unix? = @unix
 
     # Returns a connected socket, or nil when there is none to take right now.
+    # TCP_NODELAY: a response is written whole, so Nagle would only add delay.
     def accept_nonblock
       socket, = @io.accept_nonblock(exception: false)
-      socket == :wait_readable ? nil : socket
+      return nil if socket == :wait_readable
+
+      socket.setsockopt(:TCP, :NODELAY, true) unless @unix
+      socket
+    rescue Errno::ECONNABORTED, Errno::EPROTO, Errno::EINTR
+      nil # the client gave up before we took it
+    rescue Errno::EMFILE, Errno::ENFILE => e
+      raise Exhausted, e.message
     end
 
     # unlink: false leaves a UNIX socket's file in place, for a process that

@@ -96,7 +96,9 @@ class SpindleProcess
 
   attr_reader :pid, :args, :binds, :start_line
 
-  def initialize(args, chdir: ROOT, env: {})
+  # spawn_options go to Process.spawn as they are (e.g. rlimit_nofile: [64, 64]).
+  def initialize(args, chdir: ROOT, env: {}, **spawn_options)
+    @spawn_options = spawn_options
     @args = args.map(&:to_s)
     @lock = Mutex.new
     @changed = ConditionVariable.new
@@ -220,8 +222,8 @@ class SpindleProcess
   def spawn(chdir, env)
     out_read, out_write = IO.pipe
     err_read, err_write = IO.pipe
-    @pid = Process.spawn(env, RbConfig.ruby, BIN, *@args,
-                         chdir: chdir, in: File::NULL, out: out_write, err: err_write, pgroup: true)
+    @pid = Process.spawn(env, RbConfig.ruby, BIN, *@args, chdir: chdir, in: File::NULL, out: out_write,
+                                                           err: err_write, pgroup: true, **@spawn_options)
     out_write.close
     err_write.close
     self.class.register(self)

@@ -39,8 +39,8 @@ module Spindle
                       "the number of fiber-loop threads."),
       Option.new(name: :max_connections, default: 4096, cli: "--max-connections", arg: "N",
                  coerce: ->(v) { c.positive_integer(v, "max_connections") },
-                 doc: "fibers and hybrid engines: the most connections one event loop serves " \
-                      "at once; past it the loop stops accepting until one closes."),
+                 doc: "The most connections one process (one event loop, for hybrid) holds " \
+                      "open; past it, it stops accepting until one closes."),
       Option.new(name: :stall_threshold, default: 0.25, cli: "--stall-threshold", arg: "SECONDS",
                  coerce: ->(v) { c.seconds(v, "stall_threshold") },
                  doc: "fibers and hybrid engines: warn (with a backtrace) when code holds the " \

@@ -50,8 +50,21 @@ module Spindle
       end
 
       def accept(listener)
+        return if @idle.size >= @config.max_connections
+
         socket = listener.accept_nonblock
         park(@handler.connection(socket, listener, @config)) if socket
+      rescue Listener::Exhausted => e
+        @log.error("cannot accept (#{e.message}); closing idle connections to free descriptors")
+        expire_oldest_idle
+      end
+
+      def expire_oldest_idle
+        io, conn = @idle.min_by { |_io, c| c.deadline }
+        return unless io
+
+        @idle.delete(io)
+        conn.close
       end
 
       # Serves requests on conn while they are already here, then parks it.

@@ -17,6 +17,8 @@ module Spindle
     # It stops accepting while max_connections are open, so one process never
     # takes more than it was sized for; the rest wait in the kernel's backlog.
     class FiberLoop
+      BACK_OFF = 0.5
+
       def initialize(listeners:, handler:, config:, log:)
         @listeners = listeners
         @handler = handler
@@ -50,9 +52,19 @@ module Spindle
         loop do
           @slot_freed.wait while @connections.size >= @config.max_connections
           listener.io.wait_readable
-          socket = listener.accept_nonblock
+          socket = accept(listener)
           @barrier.async { |task| serve(socket, listener, task) } if socket
         end
+      end
+
+      # Out of file descriptors: pause accepting for a moment (the sleep yields);
+      # the connections we have keep being served, and their closing frees fds.
+      def accept(listener)
+        listener.accept_nonblock
+      rescue Listener::Exhausted => e
+        @log.error("cannot accept (#{e.message}); pausing accepts for #{BACK_OFF}s")
+        sleep BACK_OFF
+        nil
       end
 
       def serve(socket, listener, task)

@@ -18,8 +18,10 @@ module Spindle
     class Reactor
       TICK = 0.5
       ACCEPT_BURST = 32
+      BACK_OFF = 0.5
 
-      def initialize(listeners:, handler:, config:, pool:)
+      def initialize(listeners:, handler:, config:, pool:, log:)
+        @log = log
         @listeners = listeners
         @handler = handler
         @config = config
@@ -71,11 +73,26 @@ module Spindle
 
       def accept(listener)
         ACCEPT_BURST.times do
-          return unwatch_listeners unless @pool.spare?
+          return unwatch_listeners unless can_accept?
 
           socket = listener.accept_nonblock or return
           watch(@handler.connection(socket, listener, @config))
         end
+      rescue Listener::Exhausted => e
+        back_off(e)
+      end
+
+      # Out of file descriptors: stop accepting for a moment and keep serving the
+      # connections we have; their closing frees descriptors.
+      def back_off(error)
+        @log.error("cannot accept (#{error.message}); pausing accepts for #{BACK_OFF}s") unless @backing_off
+        unwatch_listeners
+        @backing_off = Timeouts.now + BACK_OFF
+      end
+
+      def can_accept?
+        @pool.spare? && @conns.size < @config.max_connections &&
+          !(@backing_off && Timeouts.now < @backing_off)
       end
 
       def read(conn)
@@ -135,8 +152,9 @@ module Spindle
       end
 
       def balance_accepting
-        if @accepting then unwatch_listeners unless @pool.spare?
-        elsif @pool.spare? then watch_listeners
+        @backing_off = nil if @backing_off && Timeouts.now >= @backing_off
+        if @accepting then unwatch_listeners unless can_accept?
+        elsif can_accept? then watch_listeners
         end
       end
 

@@ -19,7 +19,7 @@ module Spindle
         @log = log
         @pool = ThreadPool.new(min: config.min_threads, max: config.max_threads,
                                on_free: -> { @reactor.wakeup }) { |conn| work(conn) }
-        @reactor = Reactor.new(listeners: listeners, handler: handler, config: config, pool: @pool)
+        @reactor = Reactor.new(listeners: listeners, handler: handler, config: config, pool: @pool, log: log)
       end
 
       def run
