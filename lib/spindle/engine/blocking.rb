@@ -1,14 +1,15 @@
 # frozen_string_literal: true
 
-require_relative "request_reader"
+require_relative "timeouts"
 
 module Spindle
   module Engine
-    # The reference engine: one thread, one request at a time. It waits (select)
-    # on the listeners and on idle keep-alive connections, then reads a whole
-    # request, calls the app and writes the response, blocking on each step. A
-    # slow client or a slow app holds the whole process; that is the baseline the
-    # other engines are measured against.
+    # The reference engine: one thread, one request at a time. It selects on
+    # the listeners and on connections waiting for (the rest of) a request; a
+    # connection whose request has fully arrived is served at once, the app and
+    # the response write blocking the process. A slow app holds everything:
+    # that is the baseline the other engines are measured against. A slow
+    # client does not: its partial request waits parked, bounded by deadlines.
     class Blocking
       def self.multithread? = false
 
@@ -18,7 +19,6 @@ module Spindle
         @config = config
         @log = log
         @idle = {} # socket => Connection, waiting for their next request
-        @reader = RequestReader.new(handler, config)
         @stopping = false
         @wake_r, @wake_w = IO.pipe
       end
@@ -67,19 +67,41 @@ module Spindle
         conn.close
       end
 
-      # Serves requests on conn while they are already here, then parks it.
+      # Serves the requests conn has already sent in full, then parks it. A
+      # request still arriving is parked too, never waited on, so a client that
+      # trickles its head or body holds nothing but its socket.
       def serve(conn)
-        loop do
-          return unless @reader.read(conn) == :complete
-
+        while poll(conn) == :complete
           outcome = @handler.serve(conn)
           return conn.close if outcome == :close
           return if outcome == :hijacked
-          return park(conn) unless conn.buffered? && !@stopping
+          break unless conn.buffered? # nothing more yet: select will say when
         end
+        park(conn) unless conn.io.closed? || conn.hijacked?
       rescue StandardError => e
         @log.exception(e, "connection failed")
         conn.close
+      end
+
+      # Reads what has arrived, without waiting: :complete, :incomplete or :closed.
+      def poll(conn)
+        return :complete if conn.buffered? && conn.advance == :complete
+
+        loop do
+          case conn.read_nonblock
+          when :data then return :complete if conn.advance == :complete
+          when :wait then return :incomplete
+          when :eof then return close(conn)
+          end
+        end
+      rescue HTTP::ParseError => e
+        @handler.refuse(conn, e)
+        close(conn)
+      end
+
+      def close(conn)
+        conn.close
+        :closed
       end
 
       def park(conn)
