@@ -39,6 +39,7 @@ module Spindle
       @hijacked = false
       @deadline = nil
       @head_deadline = nil
+      @body_started = nil
     end
 
     # Reads what the socket has, without waiting. :data, :wait or :eof.
@@ -94,8 +95,19 @@ module Spindle
                   elsif !@parser.head_complete?
                     @head_deadline ||= now + timeouts.header_timeout
                   else
-                    now + timeouts.read_timeout
+                    body_deadline(now, timeouts)
                   end
+    end
+
+    # Idle deadline between body reads, and a rate deadline: a body trickled a
+    # byte at a time must still average min_body_rate.
+    def body_deadline(now, timeouts)
+      idle = now + timeouts.read_timeout
+      rate = timeouts.min_body_rate
+      return idle unless rate
+
+      @body_started ||= now
+      [idle, @body_started + timeouts.read_timeout + (@parser.body_size.to_f / rate)].min
     end
 
     # What a timed-out client is told: nothing when it was idle, 408 otherwise.
@@ -119,6 +131,7 @@ module Spindle
       @request_started = false
       @response_started = false
       @head_deadline = nil
+      @body_started = nil
       return unless @offset == @buffer.bytesize
 
       @buffer.clear

@@ -31,3 +31,33 @@ class SlowClientsTest < SpindleIntegrationTest
     connection
   end
 end
+
+# A body trickled in below --min-body-rate is ended with a 408, even though bytes
+# keep arriving (so the idle read timeout alone would never fire).
+class MinBodyRateTest < SpindleIntegrationTest
+  %w[blocking threads fibers].each do |engine|
+    define_method("test_a_body_below_the_minimum_rate_gets_408_with_#{engine}") do
+      app = spawn_server("--engine", engine, "--read-timeout", "1", "--min-body-rate", "1000000",
+                         "-b", LOOPBACK, app_path("echo"))
+      client = connect(app)
+      client.write("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100000000\r\n\r\n")
+      assert_equal 408, trickle_until_answered(client).status
+    end
+  end
+
+  private
+
+  # Sends 10 bytes every 0.2 s (far below a megabyte a second, never idle for a
+  # second) until the server answers; at most 100 rounds.
+  def trickle_until_answered(client)
+    100.times do
+      begin
+        client.write("x" * 10)
+      rescue Errno::EPIPE, Errno::ECONNRESET
+        nil # the server answered and closed: read what it said
+      end
+      return client.read_response if client.socket.wait_readable(0.2)
+    end
+    flunk "no answer while trickling the body"
+  end
+end

@@ -69,6 +69,11 @@ module Spindle
       Option.new(name: :read_timeout, default: 30.0, cli: "--read-timeout", arg: "SECONDS",
                  coerce: ->(v) { c.seconds(v, "read_timeout") },
                  doc: "Answer 408 and close when a request body sends nothing for this long."),
+      Option.new(name: :min_body_rate, default: 500, cli: "--min-body-rate", arg: "BYTES_PER_SECOND",
+                 coerce: ->(v) { v.nil? ? nil : c.positive_integer(v, "min_body_rate") },
+                 doc: "A request body must average at least this rate: each byte received buys " \
+                      "1/rate seconds beyond read_timeout from the body's start (408 otherwise). " \
+                      "nil: only read_timeout applies."),
       Option.new(name: :write_timeout, default: 30.0, cli: "--write-timeout", arg: "SECONDS",
                  coerce: ->(v) { c.seconds(v, "write_timeout") },
                  doc: "Close a connection whose client reads none of its response for this long."),
