@@ -10,6 +10,11 @@ module Spindle
     # connection back, up to a small number so one client cannot keep a thread.
     class Threads
       PIPELINE_TURNS = 8
+      # How long a pool thread waits for the next request on its keep-alive
+      # connection, while no other request waits for a thread, before handing the
+      # connection back to the reactor. A client that answers quickly (the next
+      # request follows the response) then costs no thread handoffs at all.
+      FAST_KEEPALIVE = 0.005
 
       def self.multithread? = true
 
@@ -35,13 +40,22 @@ module Spindle
 
       private
 
+      # The next request is already buffered, or arrives within FAST_KEEPALIVE
+      # while no other request waits for a thread.
+      def next_request_here?(conn)
+        return conn.advance == :complete if conn.buffered?
+        return false unless @pool.queued.zero? && conn.io.wait_readable(FAST_KEEPALIVE)
+
+        conn.read_nonblock == :data && conn.advance == :complete
+      end
+
       def work(conn)
         PIPELINE_TURNS.times do
           case @handler.serve(conn)
           when :close then return conn.close
           when :hijacked then return
           end
-          return @reactor.resume(conn) unless conn.buffered? && conn.advance == :complete
+          return @reactor.resume(conn) unless next_request_here?(conn)
         end
         @pool << conn # a complete request is in hand: it queues behind the others
       rescue HTTP::ParseError => e
