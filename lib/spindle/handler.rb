@@ -54,7 +54,14 @@ module Spindle
       env = conn.env
       env[RESPONSE_FINISHED] = []
       started = Process.clock_gettime(Process::CLOCK_MONOTONIC) if @log.requests?
-      status, headers, body, error = call_app(env)
+      begin
+        status, headers, body = @app.call(env)
+      rescue SignalException, SystemExit
+        raise
+      rescue Exception => e # rubocop:disable Lint/RescueException -- an app error must not kill a thread
+        error = e
+        status, headers, body = app_failed(e)
+      end
       outcome = conn.hijacked? ? :hijacked : respond(conn, env, status, headers, body)
       @log.request(env, status, Process.clock_gettime(Process::CLOCK_MONOTONIC) - started) if started
       outcome
@@ -99,14 +106,9 @@ module Spindle
       "0.0.0.0"
     end
 
-    def call_app(env)
-      status, headers, body = @app.call(env)
-      [status, headers, body, nil]
-    rescue SignalException, SystemExit
-      raise
-    rescue Exception => e # rubocop:disable Lint/RescueException -- an app error must not kill a thread
-      @log.exception(e, "app raised")
-      [500, { "content-type" => "text/plain" }, [ERROR_BODY], e]
+    def app_failed(error)
+      @log.exception(error, "app raised")
+      [500, { "content-type" => "text/plain" }, [ERROR_BODY]]
     end
 
     def respond(conn, env, status, headers, body)

@@ -1,86 +1,85 @@
 # frozen_string_literal: true
 
+require "nio"
 require_relative "timeouts"
 
 module Spindle
   module Engine
-    # The reference engine: one thread, one request at a time. It selects on
-    # the listeners and on connections waiting for (the rest of) a request; a
-    # connection whose request has fully arrived is served at once, the app and
-    # the response write blocking the process. A slow app holds everything:
-    # that is the baseline the other engines are measured against. A slow
-    # client does not: its partial request waits parked, bounded by deadlines.
+    # The reference engine: one thread, one request at a time. An epoll selector
+    # (nio4r) watches the listeners and every open connection; a connection
+    # whose request has fully arrived is served at once, the app and the
+    # response write blocking the process. A slow app holds everything: that is
+    # the baseline the other engines are measured against. A slow client does
+    # not: its partial request stays parked, bounded by deadlines.
+    #
+    # A connection stays registered for its whole life (only this thread touches
+    # the selector), so a request costs no registration and no arrays.
     class Blocking
+      TICK = 1.0
+
       def self.multithread? = false
 
       def initialize(listeners:, handler:, config:, log:)
-        @listeners = listeners.to_h { |l| [l.io, l] }
+        @listeners = listeners
         @handler = handler
         @config = config
         @log = log
-        @idle = {} # socket => Connection, waiting for their next request
+        @selector = NIO::Selector.new
+        @conns = {} # socket => Connection
         @stopping = false
-        @wake_r, @wake_w = IO.pipe
+        @accepting = false
       end
 
       def run
-        turn until @stopping && @idle.empty?
+        watch_listeners
+        turn until @stopping && @conns.empty?
       ensure
-        @idle.each_value(&:close)
-        @idle.clear
+        @conns.each_value(&:close)
+        @selector.close
       end
 
       def stop
         @stopping = true
-        @wake_w.write_nonblock(".", exception: false)
+        @selector.wakeup
       end
 
       private
 
       def turn
-        listening = @stopping ? [] : @listeners.keys
-        ready, = IO.select([@wake_r, *listening, *@idle.keys], nil, nil, 1)
-        ready&.each do |io|
-          if io == @wake_r then @wake_r.read_nonblock(64, exception: false)
-          elsif (listener = @listeners[io]) then accept(listener)
-          else serve(@idle.delete(io))
-          end
-        end
-        expire_idle
+        @selector.select(TICK) { |monitor| ready(monitor.value) }
+        unwatch_listeners if @stopping
+        expire
+      end
+
+      def ready(target)
+        target.is_a?(Listener) ? accept(target) : serve(target)
       end
 
       def accept(listener)
-        return if @idle.size >= @config.max_connections
+        return if @conns.size >= @config.max_connections
 
         socket = listener.accept_nonblock
-        park(@handler.connection(socket, listener, @config)) if socket
+        watch(@handler.connection(socket, listener, @config)) if socket
       rescue Listener::Exhausted => e
-        @log.error("cannot accept (#{e.message}); closing idle connections to free descriptors")
-        expire_oldest_idle
+        @log.error("cannot accept (#{e.message}); closing the longest-idle connection")
+        expire_oldest
       end
 
-      def expire_oldest_idle
-        io, conn = @idle.min_by { |_io, c| c.deadline }
-        return unless io
-
-        @idle.delete(io)
-        conn.close
-      end
-
-      # Serves the requests conn has already sent in full, then parks it. A
-      # request still arriving is parked too, never waited on, so a client that
-      # trickles its head or body holds nothing but its socket.
+      # Serves the requests conn has already sent in full. A request still
+      # arriving is left to the selector, never waited on.
       def serve(conn)
         while poll(conn) == :complete
-          outcome = @handler.serve(conn)
-          return conn.close if outcome == :close
-          return if outcome == :hijacked
-          break unless conn.buffered? # nothing more yet: select will say when
+          case @handler.serve(conn)
+          when :close then return drop(conn)
+          when :hijacked then return forget(conn)
+          end
+          break unless conn.buffered? # nothing more yet: the selector will say when
         end
-        park(conn) unless conn.io.closed? || conn.hijacked?
+        conn.next_deadline(Timeouts.now, @config) unless conn.io.closed?
+        drop(conn) if @stopping && conn.closable_when_draining?
       rescue StandardError => e
         @log.exception(e, "connection failed")
-        conn.close
+        drop(conn)
       end
 
       # Reads what has arrived, without waiting: :complete, :incomplete or :closed.
@@ -91,34 +90,56 @@ module Spindle
           case conn.read_nonblock
           when :data then return :complete if conn.advance == :complete
           when :wait then return :incomplete
-          when :eof then return close(conn)
+          when :eof then return drop(conn)
           end
         end
       rescue HTTP::ParseError => e
         @handler.refuse(conn, e)
-        close(conn)
+        drop(conn)
       end
 
-      def close(conn)
+      def watch(conn)
+        conn.next_deadline(Timeouts.now, @config)
+        @selector.register(conn.io, :r).value = conn
+        @conns[conn.io] = conn
+      end
+
+      def forget(conn)
+        @selector.deregister(conn.io)
+        @conns.delete(conn.io)
+      end
+
+      def drop(conn)
+        forget(conn)
         conn.close
         :closed
       end
 
-      def park(conn)
-        return conn.close if @stopping && conn.closable_when_draining?
+      def expire
+        now = Timeouts.now
+        @conns.values.each do |conn|
+          next unless conn.deadline <= now || (@stopping && conn.closable_when_draining?)
 
-        conn.next_deadline(Timeouts.now, @config)
-        @idle[conn.io] = conn
+          forget(conn)
+          Timeouts.expire(conn, @handler)
+        end
       end
 
-      def expire_idle
-        now = Timeouts.now
-        @idle.delete_if do |_io, conn|
-          next false unless (@stopping && conn.closable_when_draining?) || conn.deadline <= now
+      def expire_oldest
+        conn = @conns.values.min_by(&:deadline)
+        drop(conn) if conn
+      end
 
-          Timeouts.expire(conn, @handler)
-          true
-        end
+      def watch_listeners
+        @listeners.each { |l| @selector.register(l.io, :r).value = l }
+        @accepting = true
+      end
+
+      def unwatch_listeners
+        return unless @accepting
+
+        @listeners.each { |l| @selector.deregister(l.io) }
+        @accepting = false
       end
     end
   end

@@ -17,7 +17,9 @@ module Spindle
 
       attr_reader :content_length, :close, :date, :hijack, :dropped
 
-      def initialize(head, headers, skip_length: false)
+      # skip_length is positional: Class#new forwarding a keyword allocates a Hash
+      # per call on Ruby 3.1, and this runs once per response.
+      def initialize(head, headers, skip_length = false)
         @head = head
         @skip_length = skip_length
         @content_length = nil

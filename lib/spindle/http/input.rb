@@ -15,6 +15,7 @@ module Spindle
       def initialize(threshold)
         @threshold = threshold
         @file = nil
+        @empty = nil
       end
 
       # Takes the bytes in buffer (decoded body) and empties it.
@@ -37,12 +38,23 @@ module Spindle
       # The rack.input for the request. Whatever is still in buffer is the body.
       def finish(buffer)
         drain(buffer) if @file
-        return StringIO.new(buffer.empty? ? EMPTY : buffer.dup) unless @file
+        return empty_input if buffer.empty? && !@file
+        return StringIO.new(buffer.dup) unless @file
 
         file = @file
         @file = nil
         file.rewind
         file
+      end
+
+      # Bodiless requests on a connection share one read-only, rewound StringIO
+      # over a frozen empty string: nothing can be written to it, so nothing one
+      # request does to it is visible to the next but a closed state, which is
+      # replaced.
+      def empty_input
+        @empty = StringIO.new(EMPTY) if @empty.nil? || @empty.closed?
+        @empty.rewind
+        @empty
       end
 
       # Frees a tempfile that never reached the app (the client went away).

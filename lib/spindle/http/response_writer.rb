@@ -25,6 +25,8 @@ module Spindle
       CLOSE_LINE = "connection: close\r\n"
       CHUNKED_LINE = "transfer-encoding: chunked\r\n"
       HEAD = "HEAD"
+      # Content-Length values up to 16 KiB, formatted once: most bodies are small.
+      LENGTHS = Array.new(16_385) { |n| n.to_s.freeze }.freeze
       HTTP_1_0 = "HTTP/1.0"
 
       def initialize
@@ -40,7 +42,7 @@ module Spindle
       def write(conn, env, status, headers, body, keep_alive)
         status = check_status(status)
         head = +@status_lines[status]
-        lines = HeaderLines.new(head, headers, skip_length: status < 200 || status == 204)
+        lines = HeaderLines.new(head, headers, status < 200 || status == 204)
         head << @date.line unless lines.date
         return write_partial_hijack(conn, head, lines.hijack) if lines.hijack
 
@@ -122,7 +124,7 @@ module Spindle
 
           length += part.bytesize
         end
-        head << "content-length: " << length.to_s << "\r\n"
+        head << "content-length: " << (LENGTHS[length] || length.to_s) << "\r\n"
         finish_head(head, keep_alive, env)
         send_parts(conn, head, parts)
         keep_alive ? :keep_alive : :close
