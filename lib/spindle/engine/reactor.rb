@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
-require "nio"
-require_relative "timeouts"
+require_relative "selection"
+require_relative "request_reader"
 
 module Spindle
   module Engine
@@ -21,155 +21,99 @@ module Spindle
       BACK_OFF = 0.5
 
       def initialize(listeners:, handler:, config:, pool:, log:)
-        @log = log
-        @listeners = listeners
         @handler = handler
         @config = config
         @pool = pool
-        @selector = NIO::Selector.new
+        @log = log
+        @selection = Selection.new(listeners, handler, config)
+        @reader = RequestReader.new(handler, config)
         @resumed = Thread::Queue.new
-        @conns = {} # socket => Connection, registered for reading
-        @accepting = false
         @stopping = false
+        @backing_off = nil
       end
 
       def run
-        watch_listeners
-        turn until @stopping && @conns.empty? && @resumed.empty? && @pool.idle?
+        @selection.watch_listeners
+        turn until @stopping && @selection.empty? && @resumed.empty? && @pool.idle?
       ensure
-        @conns.each_value(&:close)
-        @selector.close
+        @selection.close
       end
 
       # From any thread: a connection whose response is done and may carry more.
       def resume(conn)
         @resumed << conn
-        @selector.wakeup
+        @selection.wakeup
       end
 
       # From any thread: the pool freed a thread.
       def wakeup
-        @selector.wakeup unless @accepting || @stopping
+        @selection.wakeup unless @selection.accepting? || @stopping
       end
 
       def stop
         @stopping = true
-        @selector.wakeup
+        @selection.wakeup
       end
 
       private
 
       def turn
-        @selector.select(TICK) { |monitor| ready(monitor) }
+        @selection.select(TICK) { |ready| ready.is_a?(Listener) ? accept(ready) : progress(ready) }
         take_resumed
-        expire
-        @stopping ? unwatch_listeners : balance_accepting
-      end
-
-      def ready(monitor)
-        target = monitor.value
-        target.is_a?(Listener) ? accept(target) : read(target)
+        @selection.expire(@stopping)
+        @stopping ? @selection.unwatch_listeners : balance_accepting
       end
 
       def accept(listener)
         ACCEPT_BURST.times do
-          return unwatch_listeners unless can_accept?
+          return @selection.unwatch_listeners unless can_accept?
 
           socket = listener.accept_nonblock or return
-          watch(@handler.connection(socket, listener, @config))
+          @selection.watch(@handler.connection(socket, listener, @config))
         end
       rescue Listener::Exhausted => e
         back_off(e)
+      end
+
+      # Reads what arrived; a complete request leaves the selector for the pool.
+      def progress(conn)
+        case @reader.poll(conn)
+        when :complete
+          @selection.forget(conn)
+          @pool << conn
+        when :incomplete then conn.next_deadline(Timeouts.now, @config)
+        when :closed then @selection.forget(conn)
+        end
+      end
+
+      def take_resumed
+        until @resumed.empty?
+          conn = @resumed.pop
+          next conn.close if @stopping && conn.closable_when_draining?
+
+          @selection.watch(conn)
+          progress(conn) if conn.buffered? # a pipelined request already read
+        end
       end
 
       # Out of file descriptors: stop accepting for a moment and keep serving the
       # connections we have; their closing frees descriptors.
       def back_off(error)
         @log.error("cannot accept (#{error.message}); pausing accepts for #{BACK_OFF}s") unless @backing_off
-        unwatch_listeners
+        @selection.unwatch_listeners
         @backing_off = Timeouts.now + BACK_OFF
       end
 
       def can_accept?
-        @pool.spare? && @conns.size < @config.max_connections &&
+        @pool.spare? && @selection.size < @config.max_connections &&
           !(@backing_off && Timeouts.now < @backing_off)
-      end
-
-      def read(conn)
-        case conn.read_nonblock
-        when :data then progress(conn)
-        when :eof then drop(conn)
-        end
-      end
-
-      def progress(conn)
-        if conn.advance == :complete
-          unwatch(conn)
-          @pool << conn
-        else
-          conn.next_deadline(Timeouts.now, @config)
-        end
-      rescue HTTP::ParseError => e
-        @handler.refuse(conn, e)
-        drop(conn)
-      end
-
-      def take_resumed
-        until @resumed.empty?
-          conn = @resumed.pop
-          next conn.close if @stopping && conn.idle?
-
-          watch(conn)
-          progress(conn) if conn.buffered? # a pipelined request already read
-        end
-      end
-
-      def watch(conn)
-        conn.next_deadline(Timeouts.now, @config)
-        @selector.register(conn.io, :r).value = conn
-        @conns[conn.io] = conn
-      end
-
-      def unwatch(conn)
-        @selector.deregister(conn.io)
-        @conns.delete(conn.io)
-      end
-
-      def drop(conn)
-        unwatch(conn)
-        conn.close
-      end
-
-      # Closes what missed its deadline; when draining, idle keep-alive ones at once.
-      def expire
-        now = Timeouts.now
-        @conns.values.each do |conn|
-          next unless conn.deadline <= now || (@stopping && conn.closable_when_draining?)
-
-          unwatch(conn)
-          Timeouts.expire(conn, @handler)
-        end
       end
 
       def balance_accepting
         @backing_off = nil if @backing_off && Timeouts.now >= @backing_off
-        if @accepting then unwatch_listeners unless can_accept?
-        elsif can_accept? then watch_listeners
+        if @selection.accepting? then @selection.unwatch_listeners unless can_accept?
+        elsif can_accept? then @selection.watch_listeners
         end
-      end
-
-      def watch_listeners
-        return if @accepting
-
-        @listeners.each { |l| @selector.register(l.io, :r).value = l }
-        @accepting = true
-      end
-
-      def unwatch_listeners
-        return unless @accepting
-
-        @listeners.each { |l| @selector.deregister(l.io) }
-        @accepting = false
       end
     end
   end

@@ -1,0 +1,88 @@
+# frozen_string_literal: true
+
+require "nio"
+require_relative "timeouts"
+
+module Spindle
+  module Engine
+    # An epoll selector (nio4r) with the listeners and connections it watches,
+    # and their deadlines. The blocking engine and the threads engine's reactor
+    # both wait on one; they differ only in what they do with a ready
+    # connection. Used from one thread only.
+    class Selection
+      def initialize(listeners, handler, config)
+        @listeners = listeners
+        @handler = handler
+        @config = config
+        @selector = NIO::Selector.new
+        @conns = {} # socket => Connection
+        @accepting = false
+      end
+
+      def size = @conns.size
+      def empty? = @conns.empty?
+      def accepting? = @accepting
+
+      # Yields each ready Listener or Connection.
+      def select(timeout)
+        @selector.select(timeout) { |monitor| yield monitor.value }
+      end
+
+      def wakeup = @selector.wakeup
+
+      def watch(conn)
+        conn.next_deadline(Timeouts.now, @config)
+        @selector.register(conn.io, :r).value = conn
+        @conns[conn.io] = conn
+      end
+
+      def forget(conn)
+        @selector.deregister(conn.io)
+        @conns.delete(conn.io)
+      end
+
+      def drop(conn)
+        forget(conn)
+        conn.close
+      end
+
+      # Closes what missed its deadline (408 mid-request); when draining, idle
+      # keep-alive connections at once.
+      def expire(draining)
+        now = Timeouts.now
+        @conns.values.each do |conn|
+          next unless conn.deadline <= now || (draining && conn.closable_when_draining?)
+
+          forget(conn)
+          Timeouts.expire(conn, @handler)
+        end
+      end
+
+      # Out of descriptors: frees the one whose deadline is nearest.
+      def drop_oldest
+        conn = @conns.values.min_by(&:deadline)
+        drop(conn) if conn
+      end
+
+      def watch_listeners
+        return if @accepting
+
+        @listeners.each { |l| @selector.register(l.io, :r).value = l }
+        @accepting = true
+      end
+
+      def unwatch_listeners
+        return unless @accepting
+
+        @listeners.each { |l| @selector.deregister(l.io) }
+        @accepting = false
+      end
+
+      def close
+        @conns.each_value(&:close)
+        @conns.clear
+        @selector.close
+      end
+    end
+  end
+end
