@@ -1,5 +1,9 @@
 # frozen_string_literal: true
 
+# async 2.24+ calls IO#timeout, which Ruby 3.1 lacks. Under Bundler the Gemfile
+# pins it; without Bundler (rackup, a plain gem install), pick a version that
+# works here rather than the newest one installed.
+gem "async", "< 2.24" if RUBY_VERSION < "3.2" && !defined?(Bundler)
 require "async"
 require "async/barrier"
 require "async/condition"
