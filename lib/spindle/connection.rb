@@ -28,7 +28,7 @@ module Spindle
       @env_template = env_template
       @buffer = String.new(capacity: READ_SIZE, encoding: Encoding::BINARY)
       @offset = 0
-      @scratch = String.new(capacity: READ_SIZE, encoding: Encoding::BINARY)
+      @scratch = nil # only a connection that pipelines needs a second buffer
       @parser = HTTP::Parser.new(**config.parser_limits)
       @body = String.new(encoding: Encoding::BINARY)
       @input = HTTP::Input.new(config.body_spool_threshold)
@@ -49,6 +49,7 @@ module Spindle
         got = @io.read_nonblock(READ_SIZE, @buffer, exception: false)
         @buffer.clear unless got.is_a?(String)
       else
+        @scratch ||= String.new(capacity: READ_SIZE, encoding: Encoding::BINARY)
         got = @io.read_nonblock(READ_SIZE, @scratch, exception: false)
         @buffer << got if got.is_a?(String)
       end

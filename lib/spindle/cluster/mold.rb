@@ -14,6 +14,7 @@ module Spindle
     # and supervises workers. The worker's channel to the master arrives with the
     # master's SpawnWorker order, passed over the mold's channel (SCM_RIGHTS).
     class Mold
+      FREE_RESERVE = 0.25
       def initialize(generation:, channel:, app:, config:, log:, listeners:)
         @generation = generation
         @channel = channel
@@ -44,6 +45,20 @@ module Spindle
           3.times { GC.start(full_mark: true, immediate_sweep: true) }
           GC.compact if GC.respond_to?(:compact)
         end
+        reserve_free_slots
+      end
+
+      # A compacted heap has no free slots, so each worker's first GC would find
+      # under 20 % free (RUBY_GC_HEAP_FREE_SLOTS_MIN_RATIO) and grow the heap
+      # by 80 % in pages of its own. Allocating and dropping a quarter of the
+      # live slots here leaves that headroom in pages every worker shares,
+      # together at the end of the heap.
+      def reserve_free_slots
+        wanted = (GC.stat(:heap_live_slots) * FREE_RESERVE).to_i - GC.stat(:heap_free_slots)
+        return unless wanted.positive?
+
+        Array.new(wanted) { Object.new }
+        GC.start(full_mark: true, immediate_sweep: true)
       end
 
       def obey(message)
