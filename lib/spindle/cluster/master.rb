@@ -6,7 +6,7 @@ require_relative "../app_loader"
 require_relative "../process_stats"
 require_relative "message"
 require_relative "children"
-require_relative "worker"
+require_relative "spawner"
 require_relative "rollout"
 require_relative "signal_queue"
 require_relative "subreaper"
@@ -60,6 +60,9 @@ module Spindle
         @app = AppLoader.load(@rackup) if @config.preload
         @server = Server.new(@app, @config, @log, listeners: inherited || [])
         @server.bind unless inherited
+        @spawner = Spawner.new(config: @config, log: @log, children: @children, listeners: @server.listeners,
+                               closes_in_child: [@signals.reader])
+        @spawner.app_source(@app, @rackup)
         @control = ControlServer.open(@config, @signals) if @config.control
         @started_at = Time.now
         Process.setproctitle("spindle master")
@@ -174,32 +177,7 @@ module Spindle
         (@desired - @children.active.size).times { spawn_worker(@children.free_index(@desired)) }
       end
 
-      def spawn_worker(index)
-        mold = @children.mold
-        mold&.state == :mold ? spawn_from_mold(mold, index) : fork_worker(index)
-      end
-
-      def fork_worker(index)
-        ours, theirs = UNIXSocket.pair(:SEQPACKET)
-        @config.run_hooks(:before_fork)
-        pid = fork do
-          ours.close
-          @signals.reader.close
-          app = @app || AppLoader.load(@rackup)
-          Worker.new(index: index, generation: 0, channel: theirs, app: app, config: @config, log: @log,
-                     listeners: @server.listeners).run
-        end
-        theirs.close
-        @children.add(Child.new(index: index, generation: 0, channel: ours, pid: pid))
-      end
-
-      def spawn_from_mold(mold, index)
-        ours, theirs = UNIXSocket.pair(:SEQPACKET)
-        Message.send_to(mold.channel, Message::SpawnWorker.new(index: index, generation: mold.generation,
-                                                                channel: theirs))
-        theirs.close
-        @children.add(Child.new(index: index, generation: mold.generation, channel: ours))
-      end
+      def spawn_worker(index) = @spawner.spawn(index)
 
       # A worker that stopped checking in, or whose oldest request has run past
       # the timeout, is stuck: kill it; maintain_worker_count replaces it.

@@ -1,0 +1,62 @@
+# frozen_string_literal: true
+
+require "socket"
+require_relative "../app_loader"
+require_relative "message"
+require_relative "children"
+require_relative "worker"
+
+module Spindle
+  module Cluster
+    # Starts workers: forked by the master from the preloaded app (generation 0),
+    # or, once a mold serves, forked by the mold from its warmed heap. Either way
+    # the new worker gets a SEQPACKET channel to the master and is recorded in
+    # the children registry.
+    class Spawner
+      def initialize(config:, log:, children:, listeners:, closes_in_child:)
+        @config = config
+        @log = log
+        @children = children
+        @listeners = listeners
+        @closes_in_child = closes_in_child # master-only IOs a worker must not keep
+        @app = nil
+        @rackup = nil
+      end
+
+      # The app workers forked from the master run; nil: each loads rackup.
+      def app_source(app, rackup)
+        @app = app
+        @rackup = rackup
+      end
+
+      def spawn(index)
+        mold = @children.mold
+        mold&.state == :mold ? from_mold(mold, index) : from_master(index)
+      end
+
+      private
+
+      def from_master(index)
+        ours, theirs = UNIXSocket.pair(:SEQPACKET)
+        @config.run_hooks(:before_fork)
+        pid = fork do
+          ours.close
+          @closes_in_child.each(&:close)
+          Worker.new(index: index, generation: 0, channel: theirs, app: @app || AppLoader.load(@rackup),
+                     config: @config, log: @log, listeners: @listeners).run
+        end
+        theirs.close
+        @children.add(Child.new(index: index, generation: 0, channel: ours, pid: pid))
+      end
+
+      # The mold forks; the worker's pid arrives with its Booted message.
+      def from_mold(mold, index)
+        ours, theirs = UNIXSocket.pair(:SEQPACKET)
+        order = Message::SpawnWorker.new(index: index, generation: mold.generation, channel: theirs)
+        Message.send_to(mold.channel, order)
+        theirs.close
+        @children.add(Child.new(index: index, generation: mold.generation, channel: ours))
+      end
+    end
+  end
+end
