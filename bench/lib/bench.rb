@@ -1,0 +1,17 @@
+# frozen_string_literal: true
+
+# The benchmark harness. bench/run loads this file; it loads the server
+# registry (bench/servers.rb) and the scenarios (bench/scenarios/*.rb).
+require "rbconfig"
+require_relative "bench/paths"
+require_relative "bench/log"
+require_relative "bench/options"
+require_relative "bench/setup"
+require_relative "bench/run_lock"
+require_relative "bench/registry"
+require_relative "bench/versions"
+require_relative "bench/nginx_config"
+require_relative "bench/scenario"
+require_relative "bench/runner"
+require_relative "bench/report/writer"
+require_relative "../servers"

@@ -1,0 +1,67 @@
+# frozen_string_literal: true
+
+require "socket"
+require "io/wait"
+
+module Bench
+  # One plain HTTP/1.1 GET to 127.0.0.1 with a deadline, used to tell when a
+  # server is ready and that it answers the scenario's request correctly.
+  # Nothing here is timed for the results.
+  module HttpProbe
+    Response = Struct.new(:status, :headers, :body, keyword_init: true)
+
+    module_function
+
+    # The response, or nil when nothing complete arrived within timeout.
+    def get(host, port, path, timeout: 1.0)
+      deadline = now + timeout
+      Socket.tcp(host, port, connect_timeout: timeout) do |socket|
+        socket.write("GET #{path} HTTP/1.1\r\nHost: #{host}:#{port}\r\nConnection: close\r\n\r\n")
+        parse(read_all(socket, deadline))
+      end
+    rescue SystemCallError, IOError, SocketError
+      nil
+    end
+
+    def read_all(socket, deadline)
+      data = +""
+      loop do
+        left = deadline - now
+        return nil if left <= 0 || !socket.wait_readable(left)
+
+        chunk = socket.read_nonblock(16_384, exception: false)
+        return data if chunk.nil? # EOF: the server closed, as asked
+        next if chunk == :wait_readable
+
+        data << chunk
+      end
+    end
+
+    def parse(raw)
+      return nil unless raw
+
+      head, body = raw.split("\r\n\r\n", 2)
+      status = head[%r{\AHTTP/1\.[01] (\d{3})}, 1] or return nil
+      headers = head.lines.drop(1).to_h { |line| line.chomp.split(/:\s*/, 2).then { |k, v| [k.downcase, v.to_s] } }
+      body = dechunk(body.to_s) if headers["transfer-encoding"].to_s.include?("chunked")
+      Response.new(status: Integer(status), headers: headers, body: body.to_s)
+    end
+
+    def dechunk(data)
+      out = +""
+      until data.empty?
+        size_line, data = data.split("\r\n", 2)
+        size = Integer(size_line.to_s.split(";").first.to_s.strip, 16)
+        break if size.zero? || data.nil?
+
+        out << data.byteslice(0, size)
+        data = data.byteslice(size + 2..) || ""
+      end
+      out
+    rescue ArgumentError
+      out
+    end
+
+    def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+  end
+end

@@ -1,0 +1,42 @@
+# frozen_string_literal: true
+
+require "etc"
+require "rbconfig"
+require_relative "command"
+
+module Bench
+  # The machine a run happened on, as BENCHMARKS.md asks every report to say.
+  module Machine
+    module_function
+
+    def describe
+      {
+        nproc: Etc.nprocessors,
+        memory_gib: memory_gib,
+        cpu: File.foreach("/proc/cpuinfo").grep(/^model name/).first.to_s.split(":", 2).last.to_s.strip,
+        kernel: "#{Etc.uname[:sysname]} #{Etc.uname[:release]}",
+        os: os_name,
+        ruby: RUBY_DESCRIPTION,
+        yjit: yjit
+      }
+    end
+
+    def memory_gib
+      kib = File.foreach("/proc/meminfo").grep(/^MemTotal:/).first.to_s[/\d+/].to_i
+      (kib / 1024.0 / 1024.0).round(1)
+    end
+
+    def os_name
+      File.foreach("/etc/os-release").grep(/^PRETTY_NAME=/).first.to_s.split("=", 2).last.to_s.strip.delete('"')
+    rescue Errno::ENOENT
+      "unknown"
+    end
+
+    # Servers run with RUBYOPT cleared and no --yjit flag, so YJIT is off for
+    # every Ruby server; whether this Ruby could turn it on is recorded too.
+    def yjit
+      probe = Command.capture({ "RUBYOPT" => nil }, [RbConfig.ruby, "--yjit", "-e", "print RubyVM::YJIT.enabled?"], timeout: 20)
+      { enabled_for_servers: false, available: probe.ok && probe.output.strip == "true" }
+    end
+  end
+end

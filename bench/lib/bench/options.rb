@@ -1,0 +1,64 @@
+# frozen_string_literal: true
+
+require "optparse"
+
+module Bench
+  # The command line of bench/run, parsed into one frozen settings object.
+  # Durations are whole seconds because wrk takes no finer unit.
+  class Options
+    FULL = { rounds: 3, duration: 5, warmup: 2 }.freeze
+    QUICK = { rounds: 2, duration: 1, warmup: 1 }.freeze
+
+    Settings = Struct.new(:scenario, :servers, :quick, :rounds, :duration, :warmup,
+                          :connections, :processes, :threads, :wrk_threads, :wrk_timeout,
+                          :install, :render_only, :list, :deadline_minutes, keyword_init: true)
+
+    USAGE = "Usage: bench/run SCENARIO|all [options]   (bench/run --list shows both lists)"
+
+    def self.parse(argv)
+      new.parse(argv)
+    end
+
+    def parse(argv)
+      values = { servers: nil, quick: false, threads: 5, wrk_threads: 1, wrk_timeout: 5,
+                 install: true, render_only: false, list: false, deadline_minutes: 180 }
+      rest = parser(values).parse(argv)
+      values[:list] ||= rest.empty?
+      values[:scenario] = rest.first
+      raise OptionParser::ParseError, "one scenario at most, got #{rest.join(' ')}" if rest.size > 1
+
+      Settings.new(**(values[:quick] ? QUICK : FULL), **values).freeze
+    end
+
+    private
+
+    def parser(values)
+      OptionParser.new do |o|
+        o.banner = USAGE
+        o.on("--servers LIST", Array, "Servers to run (names or globs: spindle-*,puma). Default: all.") { |v| values[:servers] = v }
+        o.on("--quick", "#{QUICK[:rounds]} rounds of #{QUICK[:duration]} s: a smoke run, not a result.") { values[:quick] = true }
+        o.on("--rounds N", Integer, "Rounds per figure (default #{FULL[:rounds]}).") { |v| values[:rounds] = positive(v) }
+        o.on("--duration S", Integer, "Seconds per measurement (default #{FULL[:duration]}).") { |v| values[:duration] = positive(v) }
+        o.on("--warmup S", Integer, "Seconds of warm-up after each start (default #{FULL[:warmup]}).") { |v| values[:warmup] = positive(v) }
+        o.on("--connections LIST", Array, "wrk -c values (default: the scenario's).") { |v| values[:connections] = integers(v) }
+        o.on("--processes LIST", Array, "Process counts (default: the scenario's).") { |v| values[:processes] = integers(v) }
+        o.on("--threads N", Integer, "Threads per process for threaded servers (default 5).") { |v| values[:threads] = positive(v) }
+        o.on("--wrk-threads N", Integer, "wrk -t (default 1).") { |v| values[:wrk_threads] = positive(v) }
+        o.on("--no-install", "Do not apt-get or bundle install; fail if something is missing.") { values[:install] = false }
+        o.on("--render", "Only re-render the reports from the newest JSON of each scenario.") { values[:render_only] = true }
+        o.on("--deadline MINUTES", Integer, "Stop starting new trials after this long (default 180).") { |v| values[:deadline_minutes] = positive(v) }
+        o.on("--list", "List scenarios and servers.") { values[:list] = true }
+      end
+    end
+
+    def integers(list)
+      list.map { |v| positive(Integer(v)) }
+    end
+
+    def positive(value)
+      raise OptionParser::InvalidArgument, value.to_s unless value.positive?
+
+      value
+    end
+  end
+end

@@ -1,0 +1,56 @@
+# frozen_string_literal: true
+
+require_relative "../../svg_chart"
+
+module Bench
+  module Report
+    # The scenario chart: one panel per process count, connection counts
+    # along x, one bar per server (median, min–max whisker), hatched when the
+    # figure is load-generator bound.
+    module Chart
+      # Spindle in blues, nginx in grey, peers in distinct warm/green hues.
+      COLORS = {
+        "spindle-blocking" => "#9ecae1", "spindle-threads" => "#3182bd", "spindle-fibers" => "#08519c",
+        "spindle-hybrid" => "#17becf", "puma" => "#e6550d", "falcon" => "#31a354", "unicorn" => "#756bb1",
+        "pitchfork" => "#bcbddc", "iodine" => "#e7ba52", "agoo" => "#ad494a", "nginx" => "#636363"
+      }.freeze
+
+      module_function
+
+      def render(summary)
+        r = summary.record
+        report = Scenario.load_all[r[:scenario][:name]]&.report # a scenario may name its own axes
+        chart = SvgChart.new(title: "#{r[:scenario][:title]} (bench/run #{r[:scenario][:name]})",
+                             subtitle: subtitle(r),
+                             y_label: report.respond_to?(:y_label) ? report.y_label : "requests/s (median; whisker: min–max)",
+                             x_label: report.respond_to?(:x_label) ? report.x_label : "concurrent connections (wrk -c)",
+                             hatch_note: "hatched: load-generator bound (wrk saturated; a lower bound, not the server's figure)")
+        summary.processes.each { |procs| chart.panel(panel_title(procs, r), groups: summary.connections.map(&:to_s), series: series(summary, procs)) }
+        chart.render
+      end
+
+      def panel_title(procs, record)
+        threads = record[:settings][:threads_per_process]
+        "#{procs} process#{'es' unless procs == 1} (#{threads} threads each where threads apply)"
+      end
+
+      def subtitle(record)
+        m = record[:machine]
+        s = record[:settings]
+        "#{record[:started_at][0, 10]} · #{m[:nproc]} cores shared with wrk (#{record[:load_generator][:threads]} thread) · " \
+          "#{m[:ruby][/ruby \S+/]} · YJIT off · #{s[:rounds]} rounds × #{s[:duration_s]} s#{' · QUICK' if s[:quick]}"
+      end
+
+      def series(summary, procs)
+        summary.server_names.filter_map do |name|
+          figures = summary.connections.map { |c| summary.figures(procs, c).find { |f| f.server == name } }
+          next if figures.compact.empty?
+
+          { name: name, color: COLORS[name], values: figures.map { |f| f&.median },
+            lows: figures.map { |f| f&.min }, highs: figures.map { |f| f&.max },
+            hatched: figures.map { |f| f&.bound? } }
+        end
+      end
+    end
+  end
+end

@@ -1,0 +1,45 @@
+# frozen_string_literal: true
+
+module Bench
+  module Report
+    # Number and cell formatting shared by the Markdown pages.
+    module Format
+      module_function
+
+      def rps(value) = value.nil? ? "–" : integer(value.round)
+
+      def integer(value)
+        value.to_s.reverse.scan(/\d{1,3}/).join(",").reverse
+      end
+
+      def ms(value) = value.nil? ? "–" : format("%.2f", value)
+
+      def ratio(ratio)
+        return "n/a" unless ratio
+
+        sign = { ">=" => "≥", "<=" => "≤" }.fetch(ratio.qualifier, "")
+        format("%s%.2f×", sign, ratio.value)
+      end
+
+      # A load-generator-bound figure is not the server's throughput: say so
+      # and give only the lower bound wrk reached.
+      def throughput(figure)
+        return "**load-generator bound**" if figure.bound?
+
+        rps(figure.median)
+      end
+
+      def spread(figure)
+        return "wrk saturated at #{rps(figure.median)} (a lower bound)" if figure.bound?
+
+        "#{rps(figure.min)}–#{rps(figure.max)}"
+      end
+
+      def row(cells) = "| #{cells.join(' | ')} |"
+
+      def table(header, rows)
+        [row(header), row(header.map { "---" }), *rows.map { |r| row(r) }].join("\n")
+      end
+    end
+  end
+end

@@ -1,0 +1,65 @@
+# frozen_string_literal: true
+
+require "json"
+require "fileutils"
+require_relative "../paths"
+require_relative "../summary"
+require_relative "../scenario"
+require_relative "page"
+require_relative "chart"
+require_relative "index"
+
+module Bench
+  module Report
+    # Files a run leaves in docs/benchmarks/: the raw JSON (kept, one per
+    # run), and the scenario's Markdown and SVG plus the index (regenerated).
+    # Reports are always rendered from the JSON as written, so a re-render
+    # (bench/run SCENARIO --render) gives the same page.
+    module Writer
+      module_function
+
+      def write(record)
+        FileUtils.mkdir_p(Paths::DATA)
+        stamp = Time.parse(record[:started_at]).strftime("%Y%m%d-%H%M%S")
+        path = File.join(Paths::DATA, "#{record[:scenario][:name]}-#{stamp}.json")
+        File.write(path, "#{JSON.pretty_generate(record)}\n")
+        render(path)
+        path
+      end
+
+      def render(json_path)
+        summary = load(json_path)
+        name = summary.record[:scenario][:name]
+        scenario = Scenario.load_all[name] # a scenario with its own page: its custom: or report: answers #render
+        custom = [scenario&.custom, scenario&.report].find { |o| o.respond_to?(:render) }
+        markdown, svg = if custom then custom.render(summary.record, File.basename(json_path))
+                        else [Page.new(summary, File.basename(json_path)).render, Chart.render(summary)]
+                        end
+        File.write(File.join(Paths::DOCS, "#{name}.md"), markdown)
+        File.write(File.join(Paths::DOCS, "#{name}.svg"), svg)
+        write_index
+      end
+
+      def render_latest(name)
+        path = latest(name) or abort "bench: no data for #{name} in #{Paths.relative(Paths::DATA)}"
+        render(path)
+        path
+      end
+
+      def write_index
+        scenarios = Scenario.load_all
+        latest = scenarios.keys.filter_map { |name| (path = latest(name)) && [name, [File.basename(path), load(path)]] }.to_h
+        File.write(File.join(Paths::DOCS, "README.md"), Index.new(scenarios, latest).render)
+      end
+
+      # The newest run of a scenario: file names sort by their timestamp.
+      def latest(name)
+        Dir[File.join(Paths::DATA, "#{name}-*.json")].select { |p| File.basename(p).match?(/\A#{Regexp.escape(name)}-\d{8}-\d{6}\.json\z/) }.max
+      end
+
+      def load(path)
+        Summary.new(JSON.parse(File.read(path), symbolize_names: true))
+      end
+    end
+  end
+end

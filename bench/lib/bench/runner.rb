@@ -1,0 +1,123 @@
+# frozen_string_literal: true
+
+require "etc"
+require "time"
+require_relative "registry"
+require_relative "server_run"
+require_relative "machine"
+require_relative "versions"
+require_relative "bottleneck"
+require_relative "log"
+
+module Bench
+  # Runs one scenario: for each process count, `rounds` rounds, and in each
+  # round every server once, in registry order (A B C A B C ...), so slow
+  # drift on this shared machine touches every server alike. Returns the
+  # run's record (what the JSON file holds).
+  class Runner
+    def initialize(scenario, settings)
+      @scenario = scenario
+      @settings = settings
+      @specs = SERVERS.select_names(settings.servers || scenario.servers).select { |s| scenario.supports?(s) }
+      @unavailable = {}  # [name, processes] => reason
+      @commands = {}     # "name p=N" => command line
+      @configs = {}      # "name p=N" => { path => content } of files the command reads
+      @measurements = []
+    end
+
+    def run
+      started = Time.now
+      source = Versions.spindle_source
+      @deadline = clock + @settings.deadline_minutes * 60
+      servers = describe_servers
+      processes.each { |procs| @settings.rounds.times { |round| run_round(procs, round) } }
+      record(started, servers).merge(spindle_source: source_record(source))
+    end
+
+    private
+
+    def processes = @settings.processes || @scenario.processes
+
+    def run_round(procs, round)
+      Log.info("#{@scenario.name}: #{procs} process(es), round #{round + 1} of #{@settings.rounds}")
+      @specs.each do |spec|
+        key = [spec.name, procs]
+        next if @unavailable.key?(key)
+
+        reason = spec.unavailable || (clock > @deadline && "skipped: the run's --deadline passed")
+        next mark_unavailable(key, reason) if reason
+
+        run_server(spec, procs, round, key)
+      end
+    end
+
+    def run_server(spec, procs, round, key)
+      run = ServerRun.new(spec: spec, scenario: @scenario, settings: @settings, processes: procs, round: round)
+      @measurements.concat(run.call)
+    rescue ServerProcess::StartFailed => e
+      mark_unavailable(key, e.message)
+    ensure
+      label = "#{spec.name} p=#{procs}"
+      @commands[label] ||= run.command_line if run&.command_line
+      @configs[label] ||= run.configs if run&.configs&.any?
+    end
+
+    def source_record(before)
+      after = Versions.spindle_source
+      Log.warn("Spindle's source changed during the run: its figures mix versions") if after != before
+      { at_start: before, at_end: after, changed: after != before }
+    end
+
+    def mark_unavailable(key, reason)
+      Log.warn("#{key.first} p=#{key.last}: unavailable: #{reason}")
+      @unavailable[key] = reason
+    end
+
+    def describe_servers
+      @specs.map do |spec|
+        version = spec.unavailable ? "unavailable" : safe_version(spec)
+        { name: spec.name, family: spec.family, model: spec.model, threaded: spec.threaded,
+          version: version, notes: spec.notes }
+      end
+    end
+
+    def safe_version(spec)
+      spec.version.call
+    rescue StandardError => e
+      "unknown (#{e.message})"
+    end
+
+    def record(started, servers)
+      {
+        scenario: scenario_record, started_at: started.iso8601, finished_at: Time.now.iso8601,
+        machine: Machine.describe, load_generator: load_generator, settings: settings_record,
+        servers: servers, commands: @commands, configs: @configs,
+        unavailable: @unavailable.map { |(name, procs), reason| { server: name, processes: procs, reason: reason } },
+        measurements: @measurements
+      }
+    end
+
+    def scenario_record
+      s = @scenario
+      { name: s.name, title: s.title, description: s.description, goal: s.goal,
+        app: "bench/apps/#{s.app}", path: s.path }
+    end
+
+    def load_generator
+      { tool: "wrk #{Versions.command(%w[wrk -v], /wrk (\S+)/)}", threads: @settings.wrk_threads,
+        shares_cores: true,
+        note: "on the same #{Etc.nprocessors}-core machine as the server: the two compete for the same cores" }
+    end
+
+    def settings_record
+      s = @settings
+      { quick: s.quick, rounds: s.rounds, duration_s: s.duration, warmup_s: s.warmup,
+        connections: s.connections || @scenario.connections, processes: processes,
+        threads_per_process: s.threads, wrk_threads: s.wrk_threads, wrk_timeout_s: s.wrk_timeout,
+        keep_alive: true, rack_env: "production",
+        bottleneck_rule: { wrk_busy: Bottleneck::WRK_BUSY, server_busy: Bottleneck::SERVER_BUSY } }
+    end
+
+    def clock = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+  end
+end

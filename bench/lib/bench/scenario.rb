@@ -1,0 +1,96 @@
+# frozen_string_literal: true
+
+require_relative "paths"
+
+module Bench
+  # A scenario: the app served, the request made, the connection and process
+  # counts, and how nginx (the ceiling) answers the same request. One file per
+  # scenario under bench/scenarios/ calls Scenario.define.
+  #
+  # A scenario that measures something other than wrk throughput (memory
+  # after refork, a database-bound app) passes its own trial class: anything
+  # with `new(server:, settings:, scenario:)`, `#warm_up(connections)` and
+  # `#measure(connections) -> Hash` like Bench::WrkTrial.
+  class Scenario
+    ATTRIBUTES = %i[name title description app path connections processes expect_body
+                    nginx servers trial goal env report threads custom server_args].freeze
+
+    attr_reader(*ATTRIBUTES)
+
+    @all = {}
+
+    class << self
+      def define(**attributes)
+        scenario = new(**attributes)
+        raise ArgumentError, "scenario #{scenario.name} defined twice" if @all.key?(scenario.name)
+
+        @all[scenario.name] = scenario
+      end
+
+      def load_all
+        Dir[File.join(Paths::SCENARIOS, "*.rb")].sort.each { |file| require file }
+        @all
+      end
+
+      def fetch(name)
+        @all.fetch(name) { abort "bench: unknown scenario #{name} (known: #{@all.keys.join(', ')}, all)" }
+      end
+    end
+
+    # nginx: ->(launch) { "location body" }, or nil when nginx cannot stand in
+    # for the app (then the ceiling is left out of the scenario).
+    # servers: the registry names (or globs) this scenario runs by default.
+    # env: -> { { "NAME" => "value" } }, extra environment for every server
+    # start (called at each start, so it may start what the app needs first).
+    # report: an object answering #sections(summary) -> [Markdown], and
+    # (or instead) #render(record, json_name) -> [markdown, svg] to replace
+    # the generic page and chart altogether (slow_clients, soak, ...), and
+    # optionally #x_label / #y_label for the chart, for figures beyond wrk's.
+    # custom: a scenario that is not a wrk-throughput grid at all (memory over
+    # time, refork): an object answering #run(settings) -> record (the JSON),
+    # #render(record, json_name) -> [markdown, svg] and #headline(record) -> String.
+    # bench/run then calls it instead of Bench::Runner and its page/chart.
+    # threads: { "server-name" => N }, a thread count for that server in this
+    # scenario instead of --threads (e.g. hybrid's fiber-loop threads).
+    def initialize(name:, title:, app:, description: "", path: "/", connections: [16, 64, 256],
+                   processes: [1, 2], expect_body: nil, nginx: nil, servers: nil, trial: nil, goal: nil,
+                   env: nil, report: nil, threads: nil, custom: nil, server_args: nil)
+      @name = name
+      @title = title
+      @description = description
+      @app = app
+      @path = path
+      @connections = connections.freeze
+      @processes = processes.freeze
+      @expect_body = expect_body
+      @nginx = nginx
+      @servers = servers
+      @trial = trial
+      @goal = goal
+      @env = env
+      @report = report
+      @threads = threads
+      @custom = custom
+      @server_args = server_args # { "spindle-*" => [extra flags] }, see #server_args_for
+      freeze
+    end
+
+    def rackup = File.join(Paths::APPS, app)
+
+    # Extra flags this scenario needs on the servers matching a glob (e.g. a
+    # higher connection cap for 10,000 idle connections); recorded in the
+    # report's commands like every other flag.
+    def server_args_for(server_name)
+      (server_args || {}).select { |glob, _| File.fnmatch(glob, server_name) }.values.flatten.map(&:to_s)
+    end
+
+    def nginx_location(launch)
+      nginx or raise ArgumentError, "scenario #{name} has no nginx equivalent"
+      nginx.call(launch)
+    end
+
+    def supports?(spec)
+      !spec.ceiling? || !nginx.nil?
+    end
+  end
+end

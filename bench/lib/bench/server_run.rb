@@ -1,0 +1,83 @@
+# frozen_string_literal: true
+
+require_relative "launch"
+require_relative "free_port"
+require_relative "server_process"
+require_relative "wrk_trial"
+require_relative "log"
+
+module Bench
+  # One round for one server at one process count: start it on a fresh port,
+  # wait until it answers, warm it up, measure every connection count, stop
+  # it. Returns the records, or raises ServerProcess::StartFailed.
+  class ServerRun
+    attr_reader :command_line, :configs
+
+    def initialize(spec:, scenario:, settings:, processes:, round:)
+      @spec = spec
+      @scenario = scenario
+      @settings = settings
+      @processes = processes
+      @round = round
+    end
+
+    def call
+      launch = Launch.new(spec: @spec, scenario: @scenario, port: FreePort.pick,
+                          threads: @scenario.threads&.dig(@spec.name) || @settings.threads, processes: @processes)
+      server = ServerProcess.new(launch)
+      @command_line = server.command_line
+      @configs = launch.written
+      server.start
+      measure(server)
+    ensure
+      server&.stop
+    end
+
+    private
+
+    def measure(server)
+      trial = (@scenario.trial || WrkTrial).new(server: server, settings: @settings, scenario: @scenario)
+      connections = @settings.connections || @scenario.connections
+      warm_up(server, trial, connections)
+      connections.map { |c| measure_one(server, trial, c) }
+    end
+
+    # A failed warm-up is logged; the measurements that follow then fail on
+    # their own if the server is gone, or run if it merely stumbled.
+    def warm_up(server, trial, connections)
+      trial.warm_up(connections)
+    rescue Wrk::Failed => e
+      Log.warn("#{@spec.name} p=#{@processes} round #{@round + 1}: warm-up failed: #{e.message}" \
+               "#{" (server exited: #{server.death})" unless server.alive?}")
+    end
+
+    # A figure counts only if the server was still running when wrk finished;
+    # once it has died, the remaining connection counts fail without a run.
+    def measure_one(server, trial, connections)
+      base = { server: @spec.name, processes: @processes, round: @round + 1, connections: connections }
+      return failure(base, "server had exited: #{server.death}") unless server.alive?
+
+      record = trial.measure(connections)
+      return failure(base, "server exited during the run: #{server.death}") unless server.alive?
+
+      progress(record)
+      base.merge(record)
+    rescue Wrk::Failed => e
+      failure(base, e.message)
+    end
+
+    def failure(base, reason)
+      Log.warn("#{@spec.name} p=#{@processes} c=#{base[:connections]} round #{@round + 1}: #{reason}")
+      base.merge(failed: reason)
+    end
+
+    def progress(record)
+      cpu = record[:cpu] || {}
+      flag = record[:load_generator_bound] ? "  LOAD-GENERATOR BOUND" : ""
+      Log.info(format("%-9s round %d  %-17s p=%d c=%-4d %9.0f req/s  p99 %7.2f ms  errors %d/%d  cpu wrk %.2f server %.2f other %.2f%s",
+                      @scenario.name, @round + 1, @spec.name, @processes, record[:connections],
+                      record[:requests_per_sec], record[:latency_ms][:p99], record[:errors].values.sum,
+                      record[:bad_status], cpu[:wrk_cores].to_f, cpu[:server_cores].to_f, cpu[:other_cores].to_f, flag))
+    end
+  end
+end

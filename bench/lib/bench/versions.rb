@@ -1,0 +1,54 @@
+# frozen_string_literal: true
+
+require "digest"
+require_relative "paths"
+require_relative "command"
+
+module Bench
+  # Version strings for the report: peers from bench/Gemfile.lock (what Bundler
+  # actually loads), Debian tools from their own --version output.
+  module Versions
+    module_function
+
+    def gem(name)
+      lock = "#{Paths::GEMFILE}.lock"
+      return "unknown (no Gemfile.lock)" unless File.exist?(lock)
+
+      File.read(lock)[/^    #{Regexp.escape(name)} \(([^)]+)\)$/, 1] || "not in Gemfile.lock"
+    end
+
+    # The first match of pattern in what argv prints (nginx and wrk print
+    # their version on stderr and may exit non-zero).
+    def command(argv, pattern)
+      result = Command.capture({}, argv, timeout: 10)
+      result.output[pattern, 1] || "unknown"
+    end
+
+    # Asked once per run however many Spindle entries there are.
+    def spindle
+      @spindle ||= spindle_probe
+    end
+
+    # A digest of Spindle's source (lib/, ext/, bin/). Taken at the start and
+    # the end of a run: if they differ, the server changed under the run and
+    # its figures mix versions.
+    def spindle_source
+      files = Dir[File.join(Paths::ROOT, "{lib,ext,bin}", "**", "*")].select { |f| File.file?(f) }.sort
+      digest = Digest::SHA256.new
+      files.each { |f| digest << f << File.binread(f) }
+      digest.hexdigest[0, 12]
+    end
+
+    def spindle_probe
+      env = { "BUNDLE_GEMFILE" => Paths::SERVER_GEMFILE }
+      # bin/spindle installs its gems and compiles its extension on first use;
+      # asking its version here does that before any timed start.
+      result = Command.capture(env, [RbConfig.ruby, "bin/spindle", "--version"], timeout: 600, chdir: Paths::ROOT)
+      version = result.output[/spindle (\S+)/, 1]
+      return "unavailable: #{result.output.lines.last&.strip}" unless result.ok && version
+
+      commit = Command.capture({}, %w[git rev-parse --short HEAD], timeout: 10, chdir: Paths::ROOT)
+      commit.ok ? "#{version} (#{commit.output.strip})" : "#{version} (uncommitted tree)"
+    end
+  end
+end

@@ -1,0 +1,97 @@
+# frozen_string_literal: true
+
+# Every server the harness can run, in the order reports list them. One entry
+# says how to start the server on launch.port with launch.threads threads per
+# process and launch.processes processes; the harness starts each one the same
+# way (fresh port, wait until it answers, warm up, measure, stop its process
+# group). Adding a server is adding one entry.
+#
+# Settings are each server's defaults except the ones every server gets alike:
+# the address (127.0.0.1 only), the thread count where threads apply, the
+# process count, quiet logging and RACK_ENV=production.
+module Bench
+  s = SERVERS
+
+  # Spindle: one entry per engine. 2-process runs pass -w 2; while bin/spindle
+  # rejects the flag (it exits non-zero at start) they are reported unavailable.
+  spindle = lambda do |engine|
+    lambda do |l|
+      workers = l.processes > 1 ? ["-w", l.processes.to_s] : []
+      [RbConfig.ruby, "bin/spindle", "--engine", engine, "-t", l.thread_range, *workers,
+       "-b", "tcp://#{l.address}", "-q", *l.scenario.server_args_for(l.spec.name), l.rackup]
+    end
+  end
+  # engine => [model, whether -t applies]. Every engine gets the same -t
+  # flag; blocking and fibers run on one thread and ignore it.
+  {
+    "blocking" => ["one request at a time per process (the reference)", false],
+    "threads" => ["reactor + thread pool", true],
+    "fibers" => ["one fiber loop, a fiber per connection", false],
+    "hybrid" => ["several threads, each with a fiber loop", true],
+  }.each do |engine, (model, threaded)|
+    s.add "spindle-#{engine}", family: :spindle, runtime: :spindle, model: model, threaded: threaded,
+                               command: spindle.call(engine), version: -> { Versions.spindle },
+                               notes: ("one thread; ignores -t" unless threaded),
+                               ready_timeout: 120 # the first start may compile the C extension
+  end
+
+  s.add "puma", family: :peer, runtime: :peers, model: "reactor + thread pool", threaded: true,
+                version: -> { Versions.gem("puma") },
+                command: lambda { |l|
+                  ["puma", "-q", "-t", l.thread_range, "-w", (l.processes > 1 ? l.processes : 0).to_s,
+                   "-b", "tcp://#{l.address}", l.rackup]
+                }
+
+  # --forked -n N: N worker processes under Falcon's supervisor. Falcon has no
+  # thread count: each worker runs one fiber per connection.
+  s.add "falcon", family: :peer, runtime: :peers, model: "fibers (async)",
+                  version: -> { "#{Versions.gem("falcon")} (async #{Versions.gem("async")})" },
+                  notes: "`falcon serve --forked -n N`: N workers under a supervisor; no thread setting",
+                  command: lambda { |l|
+                    ["falcon", "serve", "--bind", "http://#{l.address}", "--forked",
+                     "-n", l.processes.to_s, "-c", l.rackup]
+                  }
+
+  # Unicorn and Pitchfork: single-threaded workers and no keep-alive (they
+  # answer `Connection: close`), so wrk reconnects for every request.
+  forking = lambda do |l|
+    l.write("forking.rb", <<~RUBY)
+      worker_processes #{l.processes}
+      listen "#{l.address}", backlog: 1024
+    RUBY
+  end
+  s.add "unicorn", family: :peer, runtime: :peers, model: "processes, no keep-alive",
+                   version: -> { Versions.gem("unicorn") },
+                   notes: "closes the connection after every response; wrk counts each close as a read error",
+                   command: ->(l) { ["unicorn", "-c", forking.call(l), l.rackup] }
+  s.add "pitchfork", family: :peer, runtime: :peers, model: "processes, no keep-alive",
+                     version: -> { Versions.gem("pitchfork") },
+                     notes: "closes the connection after every response",
+                     command: ->(l) { ["pitchfork", "-c", forking.call(l), l.rackup] }
+
+  s.add "iodine", family: :peer, runtime: :peers, model: "C event loop + thread pool", threaded: true,
+                  version: -> { Versions.gem("iodine") },
+                  command: lambda { |l|
+                    ["iodine", "-b", l.host, "-p", l.port.to_s, "-t", l.threads.to_s,
+                     "-w", l.processes.to_s, l.rackup]
+                  }
+
+  # Started through its Ruby API: the agoo executable drops the thread count
+  # for .ru files (see launchers/agoo.rb).
+  s.add "agoo", family: :peer, runtime: :peers, model: "C event loop + thread pool", threaded: true,
+                version: -> { Versions.gem("agoo") },
+                notes: "default poll_timeout 0.1 s: requests can wait that long for a handler thread (see p99)",
+                command: lambda { |l|
+                  ["ruby", File.join(Paths::BENCH, "launchers", "agoo.rb"), l.port.to_s,
+                   l.threads.to_s, l.processes.to_s, l.rackup]
+                }
+
+  # The physical ceiling: nginx answering from C with no Ruby at all.
+  s.add "nginx", family: :ceiling, runtime: :system, model: "C event loop (ceiling)",
+                 version: -> { Versions.command(%w[nginx -v], %r{nginx/(\S+)}) },
+                 notes: "Debian nginx-light; config generated per launch in bench/tmp/",
+                 command: lambda { |l|
+                   config = l.write("nginx.conf", NginxConfig.render(l, l.scenario.nginx_location(l)))
+                   ["nginx", "-c", config, "-e", File.join(l.dir, "error.log")]
+                 }
+end
