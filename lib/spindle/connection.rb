@@ -84,7 +84,9 @@ module Spindle
     # Idle after serving at least one request: a keep-alive connection a
     # draining server may close. A new connection is not: its first request is
     # on its way (closing it would fail a client that did nothing wrong).
-    def closable_when_draining? = idle? && @requests.positive?
+    # A client may already have sent its next request: bytes waiting on the
+    # socket mean it is not idle, and closing would fail that request.
+    def closable_when_draining? = idle? && @requests.positive? && !@io.wait_readable(0)
 
     # When the connection must next make progress, given that it just did. Idle
     # between requests: the keep-alive timeout. Mid-head: an absolute deadline

@@ -25,7 +25,9 @@ module Spindle
       return nil if env[DONE]
 
       wanted = {}
-      wanted["MALLOC_ARENA_MAX"] = config.malloc_arena_max.to_s unless env.key?("MALLOC_ARENA_MAX")
+      unless env.key?("MALLOC_ARENA_MAX") || config.malloc_arena_max.zero?
+        wanted["MALLOC_ARENA_MAX"] = config.malloc_arena_max.to_s
+      end
       if config.allocator == "jemalloc" && !env["LD_PRELOAD"].to_s.include?("libjemalloc")
         wanted["LD_PRELOAD"] = [jemalloc_path, env["LD_PRELOAD"]].compact.reject(&:empty?).join(":")
       end

@@ -113,9 +113,10 @@ module Spindle
       Option.new(name: :control_token, default: nil, cli: "--control-token", arg: "TOKEN",
                  doc: "The secret a TCP control client must send."),
       Option.new(name: :malloc_arena_max, default: 2, cli: "--malloc-arenas", arg: "N",
-                 coerce: ->(v) { c.positive_integer(v, "malloc_arena_max") },
+                 coerce: ->(v) { c.non_negative_integer(v, "malloc_arena_max") },
                  doc: "glibc malloc arenas (MALLOC_ARENA_MAX), set at start unless the " \
-                      "environment sets it. Fewer arenas: far less fragmentation under threads."),
+                      "environment sets it. Fewer arenas: far less fragmentation under threads. " \
+                      "0: leave glibc's default (8 per core)."),
       Option.new(name: :allocator, default: "glibc", cli: "--allocator", arg: "NAME",
                  coerce: ->(v) { c.allocator(v) },
                  doc: "glibc, or jemalloc (Debian's libjemalloc.so.2, preloaded at start; " \

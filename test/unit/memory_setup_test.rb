@@ -1,0 +1,30 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "spindle/config"
+require "spindle/memory_setup"
+
+# What environment the server re-executes itself with, for the allocator.
+class MemorySetupTest < Minitest::Test
+  def env_for(env = {}, **values) = Spindle::MemorySetup.environment_for(Spindle::Config.new(values), env)
+
+  def test_sets_two_arenas_by_default
+    assert_equal "2", env_for["MALLOC_ARENA_MAX"]
+  end
+
+  def test_leaves_an_arena_count_the_environment_set
+    assert_nil env_for({ "MALLOC_ARENA_MAX" => "4" })
+  end
+
+  def test_zero_leaves_glibcs_default
+    assert_nil env_for(malloc_arena_max: 0)
+  end
+
+  def test_jemalloc_is_preloaded
+    assert_match(/libjemalloc\.so\.2/, env_for(allocator: "jemalloc")["LD_PRELOAD"])
+  end
+
+  def test_never_twice
+    assert_nil env_for({ "SPINDLE_MEMORY_SET" => "1" })
+  end
+end
