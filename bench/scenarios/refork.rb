@@ -267,7 +267,11 @@ module Bench
 
     def self.mbs(bytes) = bytes ? F.integer((bytes / 1048576.0).round) : "–"
 
-    def self.pct(value) = value ? format("−%.1f %%", value * 100) : "–"
+    def self.pct(value)
+      return "–" unless value
+
+      value >= 0 ? format("−%.1f %%", value * 100) : format("+%.1f %%", -value * 100)
+    end
 
     def self.markdown(record, json_name)
       s = record[:settings]
