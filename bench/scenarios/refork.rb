@@ -4,6 +4,7 @@ require "time"
 require "etc"
 require "fileutils"
 require_relative "../lib/bench/memory"
+require_relative "../lib/bench/refork_servers"
 require_relative "../lib/bench/machine"
 require_relative "../lib/bench/versions"
 require_relative "../lib/bench/report/format"
@@ -103,28 +104,8 @@ module Bench
     end
 
     def command(name, launch)
-      case name
-      when "spindle"
-        @control = File.join(launch.dir, "control.sock")
-        [RbConfig.ruby, "bin/spindle", "--engine", "threads", "-t", launch.thread_range, "-w", WORKERS.to_s,
-         "--control", "unix://#{@control}", "-b", "tcp://#{launch.address}", "-q", launch.rackup]
-      when "puma"
-        config = launch.write("puma.rb", <<~RUBY)
-          workers #{WORKERS}
-          threads #{THREADS}, #{THREADS}
-          bind "tcp://#{launch.address}"
-          fork_worker 0 # workers 1..N-1 forked from worker 0; 0: no automatic refork (SIGURG triggers one)
-          quiet
-        RUBY
-        ["puma", "-C", config, launch.rackup]
-      when "pitchfork"
-        config = launch.write("pitchfork.rb", <<~RUBY)
-          worker_processes #{WORKERS}
-          listen "#{launch.address}", backlog: 1024
-          # no refork_after: the refork is triggered by USR2 to the monitor
-        RUBY
-        ["pitchfork", "-c", config, launch.rackup]
-      end
+      @control = ReforkServers.control_path(launch)
+      ReforkServers.command(name, launch, workers: WORKERS, threads: THREADS)
     end
 
     # Every process of the server with its role: master, worker, mold.
@@ -200,11 +181,7 @@ module Bench
 
     def refork(name, server, before)
       at = Memory.now
-      case name
-      when "spindle" then Memory.spindlectl(@control, "refork")
-      when "puma" then Process.kill(:URG, server.pid)
-      when "pitchfork" then Process.kill(:USR2, server.pid)
-      end
+      ReforkServers.trigger(name, server, @control)
       { how: { "spindle" => "bin/spindlectl --control unix://… refork", "puma" => "kill -URG <master> (pumactl refork)",
                "pitchfork" => "kill -USR2 <monitor>" }[name], triggered_after_s: 0 }.tap { @refork_at = at }
     end

@@ -2,6 +2,7 @@
 
 require "time"
 require_relative "../lib/bench/memory"
+require_relative "../lib/bench/refork_servers"
 require_relative "../lib/bench/machine"
 require_relative "../lib/bench/versions"
 require_relative "../lib/bench/stats"
@@ -115,36 +116,11 @@ module Bench
     end
 
     def command(name, launch)
-      case name
-      when "spindle"
-        @control = File.join(launch.dir, "control.sock")
-        [RbConfig.ruby, "bin/spindle", "--engine", "threads", "-t", launch.thread_range, "-w", WORKERS.to_s,
-         "--control", "unix://#{@control}", "-b", "tcp://#{launch.address}", "-q", launch.rackup]
-      when "puma"
-        config = launch.write("puma.rb", <<~RUBY)
-          workers #{WORKERS}
-          threads #{THREADS}, #{THREADS}
-          bind "tcp://#{launch.address}"
-          fork_worker 0 # no automatic refork: SIGURG triggers it
-          quiet
-        RUBY
-        ["puma", "-C", config, launch.rackup]
-      when "pitchfork"
-        config = launch.write("pitchfork.rb", <<~RUBY)
-          worker_processes #{WORKERS}
-          listen "#{launch.address}", backlog: 1024
-        RUBY
-        ["pitchfork", "-c", config, launch.rackup]
-      end
+      @control = ReforkServers.control_path(launch)
+      ReforkServers.command(name, launch, workers: WORKERS, threads: THREADS)
     end
 
-    def trigger(name, server)
-      case name
-      when "spindle" then Memory.control(@control, "refork")
-      when "puma" then Process.kill(:URG, server.pid)
-      when "pitchfork" then Process.kill(:USR2, server.pid)
-      end
-    end
+    def trigger(name, server) = ReforkServers.trigger(name, server, @control)
 
     def worker_pids(name, server)
       if name == "spindle"
