@@ -33,14 +33,7 @@ class GracefulShutdownTest < SpindleIntegrationTest
 
   def test_term_lets_the_request_in_flight_finish_then_exits_0
     process = start_server
-    gate = rendezvous
-    in_flight = connect(process)
-    in_flight.write(request("GET", "/gate?path=#{gate.path}"))
-    visit = gate.await("entered")
-    idle = idle_keep_alive_connection(process)
-
-    process.signal(:TERM)
-    assert_equal "", assert_closed_by_server(idle, "TERM should close idle keep-alive connections")
+    in_flight, visit = term_with_a_request_in_flight(process)
     visit.release
 
     response = in_flight.read_response
@@ -56,14 +49,7 @@ class GracefulShutdownTest < SpindleIntegrationTest
 
   def test_new_connections_are_not_served_after_term
     process = start_server
-    gate = rendezvous
-    in_flight = connect(process)
-    in_flight.write(request("GET", "/gate?path=#{gate.path}"))
-    visit = gate.await("entered")
-    idle = idle_keep_alive_connection(process)
-
-    process.signal(:TERM)
-    assert_closed_by_server(idle, "TERM should close idle keep-alive connections")
+    in_flight, visit = term_with_a_request_in_flight(process)
     late = begin
       connect(process)
     rescue SystemCallError
@@ -92,6 +78,20 @@ class GracefulShutdownTest < SpindleIntegrationTest
   end
 
   private
+
+  # A request held inside the app, an idle keep-alive connection beside it,
+  # then TERM: the idle one must be closed at once. Returns the in-flight
+  # connection and its rendezvous visit (release it to let the app finish).
+  def term_with_a_request_in_flight(process)
+    gate = rendezvous
+    in_flight = connect(process)
+    in_flight.write(request("GET", "/gate?path=#{gate.path}"))
+    visit = gate.await("entered")
+    idle = idle_keep_alive_connection(process)
+    process.signal(:TERM)
+    assert_equal "", assert_closed_by_server(idle, "TERM should close idle keep-alive connections")
+    [in_flight, visit]
+  end
 
   # A connection that has finished one request and is left open.
   def idle_keep_alive_connection(process)
