@@ -15,14 +15,21 @@ module Spindle
     class WriteTimeout < StandardError; end
 
     READ_SIZE = 16 * 1024
+    # Output generated while writing (stream chunks, heads) that may wait in the
+    # outbox for a slow reader; more than this and the writer waits instead.
+    OUTBOX_LIMIT = 64 * 1024
     CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n"
     RACK_INPUT = "rack.input"
 
     attr_reader :io, :listener, :requests, :env_template
     attr_accessor :deadline
 
-    def initialize(io, listener, config, env_template)
+    def initialize(io, listener, config, env_template, defer_writes: false)
       @io = io
+      @defer_writes = defer_writes
+      @outbox = nil # response bytes the client has not taken yet, in order
+      @outbox_own = 0 # bytes in it that only the outbox keeps (not held)
+      @close_after_flush = false
       @listener = listener
       @write_timeout = config.write_timeout
       @env_template = env_template
@@ -86,14 +93,16 @@ module Spindle
     # on its way (closing it would fail a client that did nothing wrong).
     # A client may already have sent its next request: bytes waiting on the
     # socket mean it is not idle, and closing would fail that request.
-    def closable_when_draining? = idle? && @requests.positive? && !@io.wait_readable(0)
+    def closable_when_draining? = idle? && !@outbox && @requests.positive? && !@io.wait_readable(0)
 
     # When the connection must next make progress, given that it just did. Idle
     # between requests: the keep-alive timeout. Mid-head: an absolute deadline
     # from the first byte, so a head trickled a byte at a time still ends.
     # Mid-body: an idle deadline between reads.
     def next_deadline(now, timeouts)
-      @deadline = if idle?
+      @deadline = if @outbox
+                    now + timeouts.write_timeout
+                  elsif idle?
                     now + timeouts.keepalive_timeout
                   elsif !@parser.head_complete?
                     @head_deadline ||= now + timeouts.header_timeout
@@ -114,7 +123,7 @@ module Spindle
     end
 
     # What a timed-out client is told: nothing when it was idle, 408 otherwise.
-    def timed_out_mid_request? = !idle?
+    def timed_out_mid_request? = !idle? && !@outbox
 
     def keep_alive? = @parser.keep_alive?
 
@@ -141,11 +150,46 @@ module Spindle
       @offset = 0
     end
 
-    # Writes all of data, waiting at most write_timeout for the client to read.
-    def write(data)
+    # Writes data, or what the socket will not take yet into the outbox when
+    # this connection's engine finishes writes in its selector (defer_writes):
+    # a client that reads slowly then holds memory, never a thread. held means
+    # data is part of a body the app already holds in memory, so keeping it
+    # costs nothing more; other output waits in the outbox only up to
+    # OUTBOX_LIMIT, beyond which this waits at most write_timeout for the client.
+    def write(data, held = false)
       @response_started = true
-      write_all(data)
+      return write_all(data) unless @defer_writes
+      return write_behind_outbox(data, held) if @outbox
+
+      written = @io.write_nonblock(data, exception: false)
+      return if written == data.bytesize
+
+      rest = written == :wait_writable ? data : data.byteslice(written, data.bytesize - written)
+      held || rest.bytesize <= OUTBOX_LIMIT ? hold(rest, held) : write_all(rest)
     end
+
+    # True while part of a response waits in the outbox.
+    def pending_output? = !@outbox.nil?
+
+    # Writes what the outbox holds without waiting: :done, :wait, or :eof when
+    # the client is gone.
+    def flush_nonblock
+      flush_step
+    rescue *WRITE_FAILURES
+      :eof
+    end
+
+    # Empties the outbox, waiting at most write_timeout at a time for the
+    # client: before the socket itself goes to code that writes to it.
+    def flush
+      wait_for_reader while flush_step == :wait
+    end
+
+    # The response ended with :close while its end still waits in the outbox:
+    # close once it is written.
+    def close_after_flush! = @close_after_flush = true
+
+    def close_after_flush? = @close_after_flush
 
     # True once any byte of the current response has been written.
     def response_started? = @response_started
@@ -157,7 +201,7 @@ module Spindle
       loop do
         written = @io.write_nonblock(data, exception: false)
         if written == :wait_writable
-          raise WriteTimeout, "client read nothing for #{@write_timeout}s" unless @io.wait_writable(@write_timeout)
+          wait_for_reader
         elsif written == data.bytesize
           return
         else
@@ -168,6 +212,7 @@ module Spindle
 
     # rack.hijack: the app takes the socket; the server forgets it.
     def call
+      flush if @outbox
       @hijacked = true
       @io
     end
@@ -182,6 +227,38 @@ module Spindle
     end
 
     private
+
+    WRITE_FAILURES = [Errno::EPIPE, Errno::ECONNRESET, Errno::ENOTCONN, Errno::ETIMEDOUT, IOError].freeze
+
+    def wait_for_reader
+      raise WriteTimeout, "client read nothing for #{@write_timeout}s" unless @io.wait_writable(@write_timeout)
+    end
+
+    def write_behind_outbox(data, held)
+      return hold(data, held) if held || @outbox_own + data.bytesize <= OUTBOX_LIMIT
+
+      flush
+      write_all(data)
+    end
+
+    # A copy that shares the bytes: the app may reuse its buffer after this.
+    def hold(data, held)
+      (@outbox ||= []) << (data.frozen? ? data : data.dup)
+      @outbox_own += data.bytesize unless held
+      nil
+    end
+
+    def flush_step
+      while (data = @outbox&.first)
+        written = @io.write_nonblock(data, exception: false)
+        return :wait if written == :wait_writable
+
+        written == data.bytesize ? @outbox.shift : @outbox[0] = data.byteslice(written, data.bytesize - written)
+      end
+      @outbox = nil
+      @outbox_own = 0
+      :done
+    end
 
     # RFC 9110 §10.1.1: answer 100 only while the body is still to come.
     def send_continue

@@ -41,8 +41,10 @@ module Spindle
       )
     end
 
-    def connection(io, listener, config)
-      conn = Connection.new(io, listener, config, env_template(io, listener))
+    # defer_writes: the engine finishes slow writes from its selector (see
+    # Connection#write).
+    def connection(io, listener, config, defer_writes: false)
+      conn = Connection.new(io, listener, config, env_template(io, listener), defer_writes: defer_writes)
       conn.env_template["rack.hijack"] = conn
       conn.env_template["rack.early_hints"] = HTTP::EarlyHints.new(conn, @writer)
       conn

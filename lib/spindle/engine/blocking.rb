@@ -10,7 +10,8 @@ module Spindle
     # whose request has fully arrived is served at once, the app and the
     # response write blocking the process. A slow app holds everything: that is
     # the baseline the other engines are measured against. A slow client does
-    # not: its partial request stays parked, bounded by deadlines.
+    # not: its partial request stays parked, bounded by deadlines, and the end
+    # of a response it reads slowly waits in the connection's outbox.
     class Blocking
       TICK = 1.0
 
@@ -40,7 +41,7 @@ module Spindle
       private
 
       def turn
-        @selection.select(TICK) { |ready| ready.is_a?(Listener) ? accept(ready) : serve(ready) }
+        @selection.select(TICK) { |ready| ready.is_a?(Listener) ? accept(ready) : ready(ready) }
         @selection.unwatch_listeners if @stopping
         @selection.expire(@stopping)
       end
@@ -49,20 +50,26 @@ module Spindle
         return if @selection.size >= @config.max_connections
 
         socket = listener.accept_nonblock
-        @selection.watch(@handler.connection(socket, listener, @config)) if socket
+        @selection.watch(@handler.connection(socket, listener, @config, defer_writes: true)) if socket
       rescue Listener::Exhausted => e
         @log.error("cannot accept (#{e.message}); closing the longest-idle connection")
         @selection.drop_oldest
+      end
+
+      def ready(conn)
+        return serve(conn) unless conn.pending_output?
+
+        serve(conn) if @selection.flush(conn) && conn.buffered?
       end
 
       # Serves the requests conn has already sent in full. A request still
       # arriving is left to the selector, never waited on.
       def serve(conn)
         while (state = @reader.poll(conn)) == :complete
-          case @handler.serve(conn)
-          when :close then return @selection.drop(conn)
-          when :hijacked then return @selection.forget(conn)
-          end
+          outcome = @handler.serve(conn)
+          return @selection.forget(conn) if outcome == :hijacked
+          return finish_output(conn, outcome) if conn.pending_output?
+          return @selection.drop(conn) if outcome == :close
           break unless conn.buffered? # nothing more yet: the selector will say when
         end
         return @selection.forget(conn) if state == :closed
@@ -72,6 +79,13 @@ module Spindle
       rescue StandardError => e
         @log.exception(e, "connection failed")
         @selection.drop(conn)
+      end
+
+      # The client reads slowly: the selector writes the rest of the response.
+      def finish_output(conn, outcome)
+        conn.close_after_flush! if outcome == :close
+        @selection.forget(conn)
+        @selection.watch_output(conn)
       end
     end
   end

@@ -8,7 +8,8 @@ module Spindle
     # The threads engine's I/O thread. It accepts connections and reads each
     # request until it is complete (head and body), so a slow client costs a
     # registered socket, never a pool thread. Complete requests go to the pool;
-    # keep-alive connections come back here between requests.
+    # keep-alive connections come back here between requests, and so does a
+    # response whose end a slow reader has not taken yet: the reactor writes it.
     #
     # Everything touching the selector runs on the reactor's own thread; other
     # threads hand connections back through #resume, which queues and wakes it.
@@ -58,7 +59,7 @@ module Spindle
       private
 
       def turn
-        @selection.select(TICK) { |ready| ready.is_a?(Listener) ? accept(ready) : progress(ready) }
+        @selection.select(TICK) { |ready| ready.is_a?(Listener) ? accept(ready) : ready(ready) }
         take_resumed
         @selection.expire(@stopping)
         @stopping ? @selection.unwatch_listeners : balance_accepting
@@ -69,10 +70,18 @@ module Spindle
           return @selection.unwatch_listeners unless can_accept?
 
           socket = listener.accept_nonblock or return
-          @selection.watch(@handler.connection(socket, listener, @config))
+          @selection.watch(@handler.connection(socket, listener, @config, defer_writes: true))
         end
       rescue Listener::Exhausted => e
         back_off(e)
+      end
+
+      # Writes what a slow reader's outbox holds; once it is out, the
+      # connection reads its next request.
+      def ready(conn)
+        return progress(conn) unless conn.pending_output?
+
+        progress(conn) if @selection.flush(conn) && conn.buffered?
       end
 
       # Reads what arrived; a complete request leaves the selector for the pool.
@@ -90,6 +99,7 @@ module Spindle
         until @resumed.empty?
           conn = @resumed.pop
           next conn.close if @stopping && conn.closable_when_draining?
+          next @selection.watch_output(conn) if conn.pending_output?
 
           @selection.watch(conn)
           progress(conn) if conn.buffered? # a pipelined request already read

@@ -9,6 +9,11 @@ module Spindle
     # and their deadlines. The blocking engine and the threads engine's reactor
     # both wait on one; they differ only in what they do with a ready
     # connection. Used from one thread only.
+    #
+    # A connection is watched either for its next request (readable) or, while
+    # the end of a response waits in its outbox for a slow reader, for room to
+    # write it (writable); #flush finishes such a response here, so no thread
+    # waits on the client.
     class Selection
       def initialize(listeners, handler, config)
         @listeners = listeners
@@ -35,6 +40,32 @@ module Spindle
         conn.next_deadline(Timeouts.now, @config)
         @selector.register(conn.io, :r).value = conn
         @conns[conn.io] = conn
+      end
+
+      # Watches conn until its outbox is written (see #flush).
+      def watch_output(conn)
+        conn.next_deadline(Timeouts.now, @config)
+        @selector.register(conn.io, :w).value = conn
+        @conns[conn.io] = conn
+      end
+
+      # Writes what conn's outbox holds. True when the response is done and
+      # conn is watched for its next request again; false while it waits for
+      # the client, or when it was closed (client gone, or :close outcome).
+      def flush(conn)
+        case conn.flush_nonblock
+        when :wait
+          conn.next_deadline(Timeouts.now, @config)
+          return false
+        when :done
+          forget(conn)
+          unless conn.close_after_flush?
+            watch(conn)
+            return true
+          end
+        end
+        drop(conn)
+        false
       end
 
       def forget(conn)

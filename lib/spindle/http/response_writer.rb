@@ -109,10 +109,11 @@ module Spindle
       # the connection is closed instead.
       def write_declared(conn, env, head, length, body, keep_alive)
         finish_head(head, keep_alive, env)
-        sent = if body.respond_to?(:to_path) && !body.respond_to?(:to_ary)
+        in_memory = body.respond_to?(:to_ary)
+        sent = if body.respond_to?(:to_path) && !in_memory
                  send_file(conn, head, body.to_path, length)
                else
-                 send_parts(conn, head, body)
+                 send_parts(conn, head, body, in_memory)
                end
         sent == length && keep_alive ? :keep_alive : :close
       end
@@ -126,12 +127,14 @@ module Spindle
         end
         head << "content-length: " << (LENGTHS[length] || length.to_s) << "\r\n"
         finish_head(head, keep_alive, env)
-        send_parts(conn, head, parts)
+        send_parts(conn, head, parts, true)
         keep_alive ? :keep_alive : :close
       end
 
       # Small responses go out in one write: one syscall, one TCP segment.
-      def send_parts(conn, head, parts)
+      # held: the parts are already in memory (an Array body), so a slow client
+      # may keep them waiting in the connection's outbox whatever their size.
+      def send_parts(conn, head, parts, held)
         sent = 0
         parts.each do |part|
           raise InvalidResponse, "body part is a #{part.class}, not a String" unless part.is_a?(String)
@@ -144,16 +147,27 @@ module Spindle
               conn.write(head)
               head = nil
             end
-            conn.write(part)
+            conn.write(part, held)
           end
         end
         conn.write(head) if head
         sent
       end
 
+      # A small file is read and goes out with the head, in one write that a
+      # slow reader cannot hold a thread on; a larger one is copied by the
+      # kernel (sendfile) once everything before it is written.
       def send_file(conn, head, path, length)
-        conn.write(head)
-        File.open(path, "rb") { |file| IO.copy_stream(file, conn.io, length) }
+        File.open(path, "rb") do |file|
+          if length <= COALESCE_LIMIT
+            part = file.read(length) || ""
+            conn.write(head << part)
+            next part.bytesize
+          end
+          conn.write(head)
+          conn.flush
+          IO.copy_stream(file, conn.io, length)
+        end
       end
 
       # Size unknown: chunked on HTTP/1.1, close-delimited on HTTP/1.0.
@@ -194,6 +208,7 @@ module Spindle
       # connection ends with it.
       def write_streaming_body(conn, head, body)
         conn.write(head << CLOSE_LINE << "\r\n")
+        conn.flush
         body.call(conn.io)
         :close
       end
