@@ -17,6 +17,14 @@ module Spindle
   module MemorySetup
     JEMALLOC_PATHS = ["/usr/lib/*/libjemalloc.so.2", "/usr/lib/libjemalloc.so.2"].freeze
     DONE = "SPINDLE_MEMORY_SET"
+    # Ruby's heap settings for --lean-heap. A worker's first GCs after a
+    # refork find the mold's compacted heap nearly full; with the default 20 %
+    # minimum free ratio each worker then grows the heap by pages of its own,
+    # and fills free slots scattered across shared pages, copying them. 2 %,
+    # with growth capped, keeps workers in the pages they share: the refork
+    # bench measured worker PSS -65 % with the defaults and -75 % with these.
+    LEAN_HEAP = { "RUBY_GC_HEAP_FREE_SLOTS_MIN_RATIO" => "0.02",
+                  "RUBY_GC_HEAP_GROWTH_MAX_SLOTS" => "100000" }.freeze
 
     module_function
 
@@ -28,10 +36,15 @@ module Spindle
       unless env.key?("MALLOC_ARENA_MAX") || config.malloc_arena_max.zero?
         wanted["MALLOC_ARENA_MAX"] = config.malloc_arena_max.to_s
       end
+      LEAN_HEAP.each { |name, value| wanted[name] = value unless env.key?(name) } if lean_heap?(config)
       if config.allocator == "jemalloc" && !env["LD_PRELOAD"].to_s.include?("libjemalloc")
         wanted["LD_PRELOAD"] = [jemalloc_path, env["LD_PRELOAD"]].compact.reject(&:empty?).join(":")
       end
       wanted.empty? ? nil : wanted.merge(DONE => "1")
+    end
+
+    def lean_heap?(config)
+      config.lean_heap.nil? ? !config.refork_after.nil? : config.lean_heap
     end
 
     def jemalloc_path

@@ -27,4 +27,20 @@ class MemorySetupTest < Minitest::Test
   def test_never_twice
     assert_nil env_for({ "SPINDLE_MEMORY_SET" => "1" })
   end
+
+  def test_a_lean_heap_comes_with_refork_after
+    assert_equal "0.02", env_for(refork_after: "1000")["RUBY_GC_HEAP_FREE_SLOTS_MIN_RATIO"]
+    assert_nil env_for["RUBY_GC_HEAP_FREE_SLOTS_MIN_RATIO"]
+  end
+
+  def test_lean_heap_can_be_asked_for_or_refused
+    assert_equal "100000", env_for(lean_heap: true)["RUBY_GC_HEAP_GROWTH_MAX_SLOTS"]
+    assert_nil env_for(refork_after: "1000", lean_heap: false)["RUBY_GC_HEAP_GROWTH_MAX_SLOTS"]
+  end
+
+  def test_leaves_heap_settings_the_environment_set
+    env = env_for({ "RUBY_GC_HEAP_FREE_SLOTS_MIN_RATIO" => "0.1" }, lean_heap: true)
+    refute env.key?("RUBY_GC_HEAP_FREE_SLOTS_MIN_RATIO")
+    assert_equal "100000", env["RUBY_GC_HEAP_GROWTH_MAX_SLOTS"]
+  end
 end

@@ -5,7 +5,8 @@ require "rbconfig"
 module Bench
   # How the refork scenarios start each server and make it refork, in one
   # place so that `refork` and `refork_rps` measure exactly the same setups.
-  #   spindle:   cluster with a control socket; `spindlectl refork`
+  #   spindle:   cluster with a control socket; `spindlectl refork`; --lean-heap,
+  #              as docs/REFORKING.md tells operators who refork by command
   #   puma:      fork_worker 0 (no automatic refork); SIGURG to the master
   #   pitchfork: no refork_after; USR2 to the monitor
   module ReforkServers
@@ -16,7 +17,7 @@ module Bench
     def command(name, launch, workers:, threads:)
       case name
       when "spindle"
-        [RbConfig.ruby, "bin/spindle", "--engine", "threads", "-t", launch.thread_range, "-w", workers.to_s,
+        [RbConfig.ruby, "bin/spindle", "--engine", "threads", "-t", launch.thread_range, "-w", workers.to_s, "--lean-heap",
          "--control", "unix://#{control_path(launch)}", "-b", "tcp://#{launch.address}", "-q", launch.rackup]
       when "puma" then ["puma", "-C", launch.write("puma.rb", puma_config(launch, workers, threads)), launch.rackup]
       when "pitchfork"
