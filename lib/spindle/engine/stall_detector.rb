@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "thread_probe"
+
 module Spindle
   module Engine
     # Finds what defeats a fiber engine: code that holds the event loop without
@@ -7,7 +9,30 @@ module Spindle
     # reads). A fiber in the loop records a heartbeat; a watchdog thread warns,
     # once per stall, when the heartbeat is older than the threshold, with the
     # backtrace of where the loop's thread is stuck.
+    #
+    # A loop thread that merely waited for Ruby's GVL while other threads ran
+    # (hybrid under load: its sibling loops, the app's own threads), or for a
+    # CPU on an overloaded machine, is not stalled by its own code. The
+    # ThreadProbe tells it apart: the loop thread was on the CPU for little of
+    # the lag, and it is runnable or waits on a futex (the GVL's wait; the
+    # fiber scheduler turns sleep, Mutex, Queue and Thread#join into loop
+    # waits, so little else waits so in a loop thread). That is noted once per
+    # process, not reported as a stall. A loop held by CPU work is on the CPU;
+    # one blocked in a call sleeps in that call's syscall.
     class StallDetector
+      # Below this share of the lag on the CPU, a loop thread did not hold it.
+      OWN_SHARE = 0.5
+      @gvl_noted = false
+
+      class << self
+        # Notes a GVL wait once per process; true the first time.
+        def note_gvl_wait?
+          return false if @gvl_noted
+
+          @gvl_noted = true
+        end
+      end
+
       def initialize(log, threshold)
         @log = log
         @threshold = threshold
@@ -39,23 +64,52 @@ module Spindle
       end
 
       def watch(loop_thread)
+        probe = ThreadProbe.new(loop_thread)
         reported = false
+        healthy = sample(probe)
         loop do
           sleep @interval
           lag = now - @beat
           if lag < @threshold
             reported = false
+            healthy = sample(probe)
           elsif !reported
             reported = true
-            report(loop_thread, lag)
+            classify(probe, loop_thread, lag, *healthy)
           end
         end
       end
 
-      def report(loop_thread, lag)
+      # [wall clock, the loop thread's CPU seconds]
+      def sample(probe) = [now, probe.cpu_seconds]
+
+      # The loop thread's share of the lag on the CPU; nil when unknown.
+      def cpu_share(probe, since, cpu_then)
+        cpu_now = probe.cpu_seconds
+        cpu_now && cpu_then ? (cpu_now - cpu_then) / (now - since) : nil
+      end
+
+      def classify(probe, loop_thread, lag, since, cpu_then)
+        share = cpu_share(probe, since, cpu_then)
+        if share && share < OWN_SHARE && (probe.runnable? || probe.waiting_on_futex?)
+          note_gvl_wait(lag)
+        else
+          report(loop_thread, lag, share)
+        end
+      end
+
+      def note_gvl_wait(lag)
+        return unless self.class.note_gvl_wait?
+
+        @log.info("event loop waited #{(lag * 1000).round}ms for Ruby's GVL or a CPU while other threads ran " \
+                  "(not a stall; noted once). Many loop threads per process on few cores: prefer more processes.")
+      end
+
+      def report(loop_thread, lag, share)
         where = (loop_thread.backtrace || []).reject { |line| line.include?("/gems/") }.first(8)
-        @log.error("event loop stalled for #{(lag * 1000).round}ms (threshold " \
-                   "#{(@threshold * 1000).round}ms); the loop's thread is at:\n    #{where.join("\n    ")}")
+        cpu = share ? ", on the CPU for #{(share.clamp(0, 1) * 100).round}% of it" : ""
+        @log.error("event loop stalled for #{(lag * 1000).round}ms (threshold #{(@threshold * 1000).round}ms" \
+                   "#{cpu}); the loop's thread is at:\n    #{where.join("\n    ")}")
       end
     end
   end
