@@ -45,6 +45,7 @@ module Spindle
       @response_started = false
       @hijacked = false
       @deadline = nil
+      @waiting = false
       @head_deadline = nil
       @body_started = nil
     end
@@ -81,6 +82,18 @@ module Spindle
         return :incomplete if @offset >= @buffer.bytesize
       end
     end
+
+    # Waits until the client sends more (fiber engines: yields). Deadlines are
+    # the caller's: see Engine::DeadlineSweeper.
+    def wait_for_client
+      @waiting = true
+      @io.wait_readable
+    ensure
+      @waiting = false
+    end
+
+    # True while #wait_for_client waits.
+    def waiting_for_client? = @waiting
 
     # True when bytes of a next request are already here (pipelining).
     def buffered? = @offset < @buffer.bytesize

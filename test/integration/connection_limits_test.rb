@@ -8,8 +8,9 @@ require_relative "../support/spindle_process"
 # are set short so the server acts well inside the client's read deadline;
 # the tests wait for the server's action, they do not measure it.
 class ConnectionLimitsTest < SpindleIntegrationTest
-  serve_with "-b", LOOPBACK, "--max-keepalive-requests", "3", "--keepalive-timeout", "0.5",
-             "--header-timeout", "0.5", "--read-timeout", "0.5", app_path("all")
+  LIMITS = ["-b", LOOPBACK, "--max-keepalive-requests", "3", "--keepalive-timeout", "0.5",
+            "--header-timeout", "0.5", "--read-timeout", "0.5", app_path("all")].freeze
+  serve_with(*LIMITS)
 
   def test_request_cap_closes_the_connection_after_the_last_allowed_request
     connection = connect
@@ -49,4 +50,12 @@ class ConnectionLimitsTest < SpindleIntegrationTest
     assert_closed_by_server(connection)
     refute app_saw?("slow-body-2e8f")
   end
+end
+
+# The same limits on the other engines: each enforces deadlines its own way
+# (a selector's expiry scan, the fiber engines' DeadlineSweeper).
+%w[blocking fibers hybrid].each do |engine|
+  Class.new(ConnectionLimitsTest) do
+    serve_with("--engine", engine, *ConnectionLimitsTest::LIMITS)
+  end.then { |klass| Object.const_set("ConnectionLimits#{engine.capitalize}Test", klass) }
 end

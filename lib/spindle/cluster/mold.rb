@@ -14,7 +14,8 @@ module Spindle
     # and supervises workers. The worker's channel to the master arrives with the
     # master's SpawnWorker order, passed over the mold's channel (SCM_RIGHTS).
     class Mold
-      FREE_RESERVE = 0.25
+      # Ruby's default RUBY_GC_HEAP_FREE_SLOTS_MIN_RATIO.
+      DEFAULT_MIN_FREE_RATIO = 0.20
       def initialize(generation:, channel:, app:, config:, log:, listeners:)
         @generation = generation
         @channel = channel
@@ -48,17 +49,27 @@ module Spindle
         reserve_free_slots
       end
 
-      # A compacted heap has no free slots, so each worker's first GC would find
-      # under 20 % free (RUBY_GC_HEAP_FREE_SLOTS_MIN_RATIO) and grow the heap
-      # by 80 % in pages of its own. Allocating and dropping a quarter of the
-      # live slots here leaves that headroom in pages every worker shares,
-      # together at the end of the heap.
+      # A compacted heap has no free slots. After a GC that leaves fewer than
+      # RUBY_GC_HEAP_FREE_SLOTS_MIN_RATIO of the slots free, Ruby grows the
+      # heap, so each worker's first GC would add pages of its own (80 % more
+      # with the default 20 %). Allocating and dropping just enough slots here
+      # leaves that headroom in pages every worker shares, at the end of the
+      # heap. No more than that: every reserved page a worker allocates into
+      # becomes its private copy, so under --lean-heap (2 %) the reserve is
+      # small too.
       def reserve_free_slots
-        wanted = (GC.stat(:heap_live_slots) * FREE_RESERVE).to_i - GC.stat(:heap_free_slots)
+        ratio = min_free_ratio
+        wanted = (GC.stat(:heap_live_slots) * ratio / (1 - ratio)).ceil - GC.stat(:heap_free_slots)
         return unless wanted.positive?
 
         Array.new(wanted) { Object.new }
         GC.start(full_mark: true, immediate_sweep: true)
+      end
+
+      # The ratio this Ruby started with (read only at boot, from the environment).
+      def min_free_ratio
+        ratio = Float(ENV.fetch("RUBY_GC_HEAP_FREE_SLOTS_MIN_RATIO", ""), exception: false)
+        ratio && ratio.positive? && ratio < 1 ? ratio : DEFAULT_MIN_FREE_RATIO
       end
 
       def obey(message)

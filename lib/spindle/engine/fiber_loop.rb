@@ -9,6 +9,7 @@ require "async/barrier"
 require "async/condition"
 require_relative "request_reader"
 require_relative "stall_detector"
+require_relative "deadline_sweeper"
 
 module Spindle
   module Engine
@@ -38,9 +39,11 @@ module Spindle
           @slot_freed = Async::Condition.new
           @barrier = Async::Barrier.new
           detector = StallDetector.new(@log, @config.stall_threshold).start(task)
+          sweeper = DeadlineSweeper.new(@connections, @handler).start(task)
           acceptors = @listeners.map { |listener| task.async { accept_loop(listener) } }
           @wake_r.wait_readable
           drain(acceptors)
+          sweeper.stop
           detector.stop
         end
       end
@@ -84,11 +87,13 @@ module Spindle
       end
 
       def serve_requests(conn)
-        while @reader.read(conn) == :complete
+        state = @reader.read(conn)
+        while state == :complete
           case @handler.serve(conn)
           when :close then return conn.close
           when :hijacked then return
           end
+          state = @reader.read_next(conn)
         end
       end
 
@@ -96,7 +101,10 @@ module Spindle
       # requests in flight finish (the server bounds how long).
       def drain(acceptors)
         acceptors.each(&:stop)
-        @connections.each { |conn, task| task.stop if conn.closable_when_draining? }
+        @connections.select { |conn, _| conn.closable_when_draining? }.each do |conn, task|
+          task.stop
+          conn.close
+        end
         @barrier.wait
       end
     end

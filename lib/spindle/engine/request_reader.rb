@@ -4,11 +4,12 @@ require_relative "timeouts"
 
 module Spindle
   module Engine
-    # Reads one whole request from a connection. #read waits on the socket as
-    # long as the connection's deadlines allow; the wait is an ordinary
-    # IO#wait_readable, so under a Fiber::Scheduler it yields (the fiber
-    # engines). #poll never waits (the blocking engine and the reactor, which
-    # wait in a selector instead).
+    # Reads one whole request from a connection. #read waits on the socket;
+    # the wait is an ordinary IO#wait_readable, so under a Fiber::Scheduler it
+    # yields (the fiber engines), and it has no timeout of its own: the fiber
+    # engines' DeadlineSweeper ends a wait past the connection's deadline.
+    # #poll never waits (the blocking engine and the reactor, which wait in a
+    # selector instead).
     class RequestReader
       def initialize(handler, config)
         @handler = handler
@@ -16,15 +17,27 @@ module Spindle
       end
 
       # :complete when a request is ready to serve; :closed when the connection
-      # was closed instead (end of stream, timeout, refused input).
+      # was closed instead (end of stream, refused input).
       def read(conn)
         loop do
           state = poll(conn)
           return state unless state == :incomplete
 
-          wait = conn.next_deadline(Timeouts.now, @config) - Timeouts.now
-          return expire(conn) unless wait.positive? && conn.io.wait_readable(wait)
+          conn.next_deadline(Timeouts.now, @config)
+          conn.wait_for_client
         end
+      end
+
+      # #read after a response on a keep-alive connection. The client sends its
+      # next request once it has read this response, so a read tried now finds
+      # nothing: wait first, and save that syscall (pipelined bytes already
+      # buffered are parsed at once).
+      def read_next(conn)
+        unless conn.buffered?
+          conn.next_deadline(Timeouts.now, @config)
+          conn.wait_for_client
+        end
+        read(conn)
       end
 
       # Parses what has already arrived, without waiting: :complete,
@@ -45,11 +58,6 @@ module Spindle
       end
 
       private
-
-      def expire(conn)
-        Timeouts.expire(conn, @handler)
-        :closed
-      end
 
       def close(conn)
         conn.close

@@ -1,0 +1,55 @@
+# frozen_string_literal: true
+
+require_relative "timeouts"
+
+module Spindle
+  module Engine
+    # The fiber engines' deadlines. A connection waiting for its client waits
+    # without a timeout of its own; this task looks over the loop's
+    # connections a few times a second and ends those waiting past their
+    # deadline: their fiber is stopped at its wait, then they get a 408 (when
+    # mid-request) and are closed.
+    #
+    # Why not a timeout per wait: the scheduler makes a timer for each one, and
+    # a cancelled timer leaves its heap only once every timer ahead of it has
+    # gone. One idle keep-alive client holds back all later ones for up to the
+    # keep-alive timeout: at tens of thousands of requests a second, hundreds
+    # of thousands of dead timers to push past and mark.
+    class DeadlineSweeper
+      INTERVAL = 0.25
+
+      # connections: Connection => the Async::Task serving it.
+      def initialize(connections, handler)
+        @connections = connections
+        @handler = handler
+      end
+
+      def start(task)
+        @task = task.async(transient: true) { run }
+        self
+      end
+
+      def stop = @task&.stop
+
+      private
+
+      def run
+        loop do
+          sleep INTERVAL
+          late(Timeouts.now).each { |conn, task| expire(conn, task) }
+        end
+      end
+
+      def late(now)
+        found = []
+        @connections.each { |conn, task| found << [conn, task] if conn.waiting_for_client? && conn.deadline <= now }
+        found
+      end
+
+      def expire(conn, task)
+        task.stop # raises Async::Stop at its wait; its fiber forgets the connection
+        Timeouts.expire(conn, @handler)
+      end
+    end
+  end
+end
