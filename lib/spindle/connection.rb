@@ -15,6 +15,11 @@ module Spindle
     class WriteTimeout < StandardError; end
 
     READ_SIZE = 16 * 1024
+    # While the server drains, a keep-alive connection idle this long is
+    # closed. One idle for less is likely to send its next request any moment:
+    # closing it then would fail that request, so it is answered instead, with
+    # "connection: close".
+    DRAIN_IDLE = 0.5
     # Output generated while writing (stream chunks, heads) that may wait in the
     # outbox for a slow reader; more than this and the writer waits instead.
     OUTBOX_LIMIT = 64 * 1024
@@ -40,6 +45,7 @@ module Spindle
       @body = String.new(encoding: Encoding::BINARY)
       @input = HTTP::Input.new(config.body_spool_threshold)
       @requests = 0
+      @idle_since = nil
       @continue_sent = false
       @request_started = false
       @response_started = false
@@ -101,12 +107,14 @@ module Spindle
     # True between requests: no byte of the next one has arrived yet.
     def idle? = !@request_started
 
-    # Idle after serving at least one request: a keep-alive connection a
-    # draining server may close. A new connection is not: its first request is
-    # on its way (closing it would fail a client that did nothing wrong).
-    # A client may already have sent its next request: bytes waiting on the
-    # socket mean it is not idle, and closing would fail that request.
-    def closable_when_draining? = idle? && !@outbox && @requests.positive? && !@io.wait_readable(0)
+    # Idle for DRAIN_IDLE after serving at least one request: a keep-alive
+    # connection a draining server may close. A new connection is not: its
+    # first request is on its way (closing it would fail a client that did
+    # nothing wrong). Nor is one whose client may already have sent its next
+    # request: bytes waiting on the socket, or a response just sent.
+    def closable_when_draining?(now = Process.clock_gettime(Process::CLOCK_MONOTONIC))
+      idle? && !@outbox && @requests.positive? && now - @idle_since >= DRAIN_IDLE && !@io.wait_readable(0)
+    end
 
     # When the connection must next make progress, given that it just did. Idle
     # between requests: the keep-alive timeout. Mid-head: an absolute deadline
@@ -151,6 +159,7 @@ module Spindle
     # Readies the connection for the next request on it.
     def next_request
       @requests += 1
+      @idle_since = Process.clock_gettime(Process::CLOCK_MONOTONIC)
       @parser.reset
       @continue_sent = false
       @request_started = false

@@ -40,26 +40,31 @@ module Spindle
       # Leaves the heap as compact and as settled as it will get, so the pages the
       # workers share stay shared (a later GC in a worker writes to fewer of them).
       def warm_up
+        GC.start(full_mark: true, immediate_sweep: true)
+        headroom = GC.stat(:heap_free_slots)
         if Process.respond_to?(:warmup)
           Process.warmup
         else
-          3.times { GC.start(full_mark: true, immediate_sweep: true) }
+          2.times { GC.start(full_mark: true, immediate_sweep: true) }
           GC.compact if GC.respond_to?(:compact)
         end
-        reserve_free_slots
+        reserve_free_slots(headroom)
       end
 
-      # A compacted heap has no free slots. After a GC that leaves fewer than
+      # A compacted heap has no free slots, so each worker would collect
+      # garbage far more often than the worker this mold was (a GC each time
+      # its few free slots run out), and after a GC that leaves fewer than
       # RUBY_GC_HEAP_FREE_SLOTS_MIN_RATIO of the slots free, Ruby grows the
-      # heap, so each worker's first GC would add pages of its own (80 % more
-      # with the default 20 %). Allocating and dropping just enough slots here
-      # leaves that headroom in pages every worker shares, at the end of the
-      # heap. No more than that: every reserved page a worker allocates into
-      # becomes its private copy, so under --lean-heap (2 %) the reserve is
-      # small too.
-      def reserve_free_slots
+      # heap in pages of the worker's own (80 % more with the default 20 %).
+      # Allocating and dropping slots here leaves headroom in pages every worker
+      # shares, at the end of the heap: as much as this process had free after
+      # a full GC before compacting (so workers collect as often as it did),
+      # and at least what the ratio asks for. No more: every reserved page a
+      # worker allocates into becomes its private copy.
+      def reserve_free_slots(headroom)
         ratio = min_free_ratio
-        wanted = (GC.stat(:heap_live_slots) * ratio / (1 - ratio)).ceil - GC.stat(:heap_free_slots)
+        needed = (GC.stat(:heap_live_slots) * ratio / (1 - ratio)).ceil
+        wanted = [needed, headroom].max - GC.stat(:heap_free_slots)
         return unless wanted.positive?
 
         Array.new(wanted) { Object.new }

@@ -8,7 +8,8 @@ module Spindle
     # without a timeout of its own; this task looks over the loop's
     # connections a few times a second and ends those waiting past their
     # deadline: their fiber is stopped at its wait, then they get a 408 (when
-    # mid-request) and are closed.
+    # mid-request) and are closed. Once the loop drains, it also closes the
+    # connections idle long enough to be closed (Connection#closable_when_draining?).
     #
     # Why not a timeout per wait: the scheduler makes a timer for each one, and
     # a cancelled timer leaves its heap only once every timer ahead of it has
@@ -31,6 +32,9 @@ module Spindle
 
       def stop = @task&.stop
 
+      # From now on, close idle keep-alive connections too.
+      def drain! = @draining = true
+
       private
 
       def run
@@ -42,7 +46,11 @@ module Spindle
 
       def late(now)
         found = []
-        @connections.each { |conn, task| found << [conn, task] if conn.waiting_for_client? && conn.deadline <= now }
+        @connections.each do |conn, task|
+          next unless conn.waiting_for_client?
+
+          found << [conn, task] if conn.deadline <= now || (@draining && conn.closable_when_draining?(now))
+        end
         found
       end
 

@@ -42,7 +42,7 @@ module Spindle
           sweeper = DeadlineSweeper.new(@connections, @handler).start(task)
           acceptors = @listeners.map { |listener| task.async { accept_loop(listener) } }
           @wake_r.wait_readable
-          drain(acceptors)
+          drain(acceptors, sweeper)
           sweeper.stop
           detector.stop
         end
@@ -97,14 +97,12 @@ module Spindle
         end
       end
 
-      # Stop accepting, close connections idle between requests, and let the
-      # requests in flight finish (the server bounds how long).
-      def drain(acceptors)
+      # Stop accepting, have the sweeper close connections idle between
+      # requests, and let the requests in flight finish (the server bounds how
+      # long).
+      def drain(acceptors, sweeper)
         acceptors.each(&:stop)
-        @connections.select { |conn, _| conn.closable_when_draining? }.each do |conn, task|
-          task.stop
-          conn.close
-        end
+        sweeper.drain!
         @barrier.wait
       end
     end

@@ -90,7 +90,7 @@ module Spindle
 
         @next_expiry = now + EXPIRY_INTERVAL
         @conns.values.each do |conn|
-          next unless conn.deadline <= now || (draining && conn.closable_when_draining?)
+          next unless conn.deadline <= now || (draining && conn.closable_when_draining?(now))
 
           forget(conn)
           Timeouts.expire(conn, @handler)
