@@ -27,8 +27,9 @@ module Bench
     CONNECTIONS = 16
     HEADERS = ["Connection: close"].freeze # as in the PR: every request is a new accept, so every worker gets some
     TARGET = 0.75
-    # Every server runs once with Ruby's defaults (the result) and once with
-    # the same GC environment for all: after a fork, a worker's first GCs
+    # Every server runs once as configured for reforking, with no GC
+    # environment from the harness (the result; Spindle: --lean-heap), and once
+    # with the same GC environment for all: after a fork, a worker's first GCs
     # insist on RUBY_GC_HEAP_FREE_SLOTS_MIN_RATIO (20 %) of a 10M-slot heap
     # being free and grow it by up to 80 % at a time, in new private pages; the
     # tuned variant shows how much of what stays private after a refork is that.
@@ -299,10 +300,13 @@ module Bench
           separate mold: its worker 0 is the template and serves). **all processes**: every process of the server —
           workers, the mold (Spindle, Pitchfork) and the master/monitor — the memory the server really costs.
         - PSS divides each shared page among the processes mapping it, so the sum over processes is the real total.
-        - The target is judged on the rows without a suffix (Ruby's GC defaults, every server alike). The `(gc-tuned)`
-          rows run the same servers with `#{record.dig(:settings, :variants, :"gc-tuned")&.map { |k, v| "#{k}=#{v}" }&.join(' ')}`
-          for all: after a fork, a worker's first GCs want 20 % of its (10M-slot) heap free and grow the heap in new, private
+        - The target is judged on the rows without a suffix: each server as its docs configure it for reforking, with no
+          GC environment from the harness. For Spindle that includes `--lean-heap` (docs/REFORKING.md), which sets the
+          same two variables as the `(gc-tuned)` rows unless the environment has them. The `(gc-tuned)` rows run every
+          server with `#{record.dig(:settings, :variants, :"gc-tuned")&.map { |k, v| "#{k}=#{v}" }&.join(' ')}`:
+          after a fork, a worker's first GCs want 20 % of its (10M-slot) heap free and grow the heap in new, private
           pages to get it; these rows show how much of what stays private after a refork is that, not the refork itself.
+          Spindle's two rows are therefore two runs of one configuration: their difference is this benchmark's noise.
           The per-process tables below give each worker's USS (its private memory).
 
         ## Versions
