@@ -207,8 +207,8 @@ module Spindle
       wait_for_reader while flush_step == :wait
     end
 
-    # The response ended with :close while its end still waits in the outbox:
-    # close once it is written.
+    # The response ended with :close (the handler says so): once the outbox is
+    # written, the connection closes instead of reading a next request.
     def close_after_flush! = @close_after_flush = true
 
     def close_after_flush? = @close_after_flush

@@ -73,6 +73,7 @@ module Spindle
       @tracker.finish(conn)
       collect_garbage
       conn.next_request if outcome == :keep_alive
+      conn.close_after_flush! if outcome == :close # what a slow reader has not taken yet still goes out
     end
 
     # A request the parser refused: its status, and the connection closes.

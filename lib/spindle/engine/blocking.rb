@@ -68,7 +68,7 @@ module Spindle
         while (state = @reader.poll(conn)) == :complete
           outcome = @handler.serve(conn)
           return @selection.forget(conn) if outcome == :hijacked
-          return finish_output(conn, outcome) if conn.pending_output?
+          return finish_output(conn) if conn.pending_output?
           return @selection.drop(conn) if outcome == :close
           break unless conn.buffered? # nothing more yet: the selector will say when
         end
@@ -82,8 +82,7 @@ module Spindle
       end
 
       # The client reads slowly: the selector writes the rest of the response.
-      def finish_output(conn, outcome)
-        conn.close_after_flush! if outcome == :close
+      def finish_output(conn)
         @selection.forget(conn)
         @selection.watch_output(conn)
       end

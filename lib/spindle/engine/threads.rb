@@ -49,19 +49,10 @@ module Spindle
         conn.read_nonblock == :data && conn.advance == :complete
       end
 
-      # After a :close outcome; a response a slow reader has not taken in full
-      # is finished by the reactor first.
-      def close(conn)
-        return conn.close unless conn.pending_output?
-
-        conn.close_after_flush!
-        @reactor.resume(conn)
-      end
-
       def work(conn)
         PIPELINE_TURNS.times do
           case @handler.serve(conn)
-          when :close then return close(conn)
+          when :close then return conn.pending_output? ? @reactor.resume(conn) : conn.close
           when :hijacked then return
           end
           return @reactor.resume(conn) if conn.pending_output? || !next_request_here?(conn)
