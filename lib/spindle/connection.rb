@@ -243,12 +243,24 @@ module Spindle
 
     def close
       @input.discard
+      release_buffers
       @io.close unless @hijacked || @io.closed?
     rescue IOError, SystemCallError
       nil
     end
 
     private
+
+    # Frees the read buffers now rather than at the next GC sweep. A closed
+    # connection's 16 KiB would otherwise count towards Ruby's malloc
+    # increase until then: with a new connection per request that brings
+    # GCs on sooner, and majors by "oldmalloc", whose sweep of a big heap
+    # copies shared pages in a reforked worker.
+    def release_buffers
+      @buffer.clear
+      @scratch&.clear
+      @offset = 0
+    end
 
     WRITE_FAILURES = [Errno::EPIPE, Errno::ECONNRESET, Errno::ENOTCONN, Errno::ETIMEDOUT, IOError].freeze
 
