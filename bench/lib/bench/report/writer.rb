@@ -11,23 +11,27 @@ require_relative "index"
 
 module Bench
   module Report
-    # Files a run leaves in docs/benchmarks/: the raw JSON (kept, one per
-    # run), and the scenario's Markdown and SVG plus the index (regenerated).
-    # Reports are always rendered from the JSON as written, so a re-render
+    # Files a run leaves in docs/benchmarks/ (a --quick run: bench/tmp/quick/,
+    # see Paths.reports): the raw JSON in data/ (kept, one per run), and the
+    # scenario's Markdown and SVG plus the index (regenerated). Reports are
+    # always rendered from the JSON as written, so a re-render
     # (bench/run SCENARIO --render) gives the same page.
     module Writer
       module_function
 
-      def write(record)
-        FileUtils.mkdir_p(Paths::DATA)
+      def write(record, dir: Paths::DOCS)
+        data = File.join(dir, "data")
+        FileUtils.mkdir_p(data)
         stamp = Time.parse(record[:started_at]).strftime("%Y%m%d-%H%M%S")
-        path = File.join(Paths::DATA, "#{record[:scenario][:name]}-#{stamp}.json")
+        path = File.join(data, "#{record[:scenario][:name]}-#{stamp}.json")
         File.write(path, "#{JSON.pretty_generate(record)}\n")
         render(path)
         path
       end
 
+      # The pages go two levels up from the JSON (DIR/data/NAME-STAMP.json).
       def render(json_path)
+        dir = File.dirname(json_path, 2)
         summary = load(json_path)
         name = summary.record[:scenario][:name]
         scenario = Scenario.load_all[name] # a scenario with its own page: its custom: or report: answers #render
@@ -35,26 +39,26 @@ module Bench
         markdown, svg = if custom then custom.render(summary.record, File.basename(json_path))
                         else [Page.new(summary, File.basename(json_path)).render, Chart.render(summary)]
                         end
-        File.write(File.join(Paths::DOCS, "#{name}.md"), markdown)
-        File.write(File.join(Paths::DOCS, "#{name}.svg"), svg)
-        write_index
+        File.write(File.join(dir, "#{name}.md"), markdown)
+        File.write(File.join(dir, "#{name}.svg"), svg)
+        write_index(dir)
       end
 
-      def render_latest(name)
-        path = latest(name) or abort "bench: no data for #{name} in #{Paths.relative(Paths::DATA)}"
+      def render_latest(name, dir: Paths::DOCS)
+        path = latest(name, dir) or abort "bench: no data for #{name} in #{Paths.relative(File.join(dir, 'data'))}"
         render(path)
         path
       end
 
-      def write_index
+      def write_index(dir)
         scenarios = Scenario.load_all
-        latest = scenarios.keys.filter_map { |name| (path = latest(name)) && [name, [File.basename(path), load(path)]] }.to_h
-        File.write(File.join(Paths::DOCS, "README.md"), Index.new(scenarios, latest).render)
+        latest = scenarios.keys.filter_map { |name| (path = latest(name, dir)) && [name, [File.basename(path), load(path)]] }.to_h
+        File.write(File.join(dir, "README.md"), Index.new(scenarios, latest).render)
       end
 
       # The newest run of a scenario: file names sort by their timestamp.
-      def latest(name)
-        Dir[File.join(Paths::DATA, "#{name}-*.json")].select { |p| File.basename(p).match?(/\A#{Regexp.escape(name)}-\d{8}-\d{6}\.json\z/) }.max
+      def latest(name, dir)
+        Dir[File.join(dir, "data", "#{name}-*.json")].select { |p| File.basename(p).match?(/\A#{Regexp.escape(name)}-\d{8}-\d{6}\.json\z/) }.max
       end
 
       def load(path)
