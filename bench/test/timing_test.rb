@@ -1,0 +1,31 @@
+# frozen_string_literal: true
+
+require "minitest/autorun"
+require_relative "../lib/bench/timing"
+
+class TimingTest < Minitest::Test
+  class FakeClock
+    attr_accessor :now
+
+    def initialize = @now = 0.0
+    def call = @now
+  end
+
+  def test_each_scenario_and_the_total
+    clock = FakeClock.new
+    timing = Bench::Timing.new(clock: clock)
+    capture_io do
+      timing.time("hello") { clock.now += 29.64; "ok" }
+      timing.time("refork-rps") { clock.now += 75.5; "failed: boom" }
+    end
+    assert_equal ["hello            29.6 s  ok", "refork-rps  1 min 15.5 s  failed: boom", "total       1 min 45.1 s"],
+                 timing.lines
+  end
+
+  def test_a_scenario_that_raises_is_still_timed
+    clock = FakeClock.new
+    timing = Bench::Timing.new(clock: clock)
+    capture_io { assert_raises(Interrupt) { timing.time("soak") { clock.now += 3; raise Interrupt } } }
+    assert_equal ["soak", 3.0, "did not finish"], timing.rows.first.to_a
+  end
+end
