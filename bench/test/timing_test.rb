@@ -2,6 +2,7 @@
 
 require "minitest/autorun"
 require_relative "../lib/bench/timing"
+require_relative "../lib/bench/overrun"
 
 class TimingTest < Minitest::Test
   class FakeClock
@@ -27,5 +28,24 @@ class TimingTest < Minitest::Test
     timing = Bench::Timing.new(clock: clock)
     capture_io { assert_raises(Interrupt) { timing.time("soak") { clock.now += 3; raise Interrupt } } }
     assert_equal ["soak", 3.0, "did not finish"], timing.rows.first.to_a
+  end
+
+  Quick = Struct.new(:quick, :deadline)
+
+  def test_a_quick_scenario_past_its_deadline_and_grace_is_interrupted
+    settings = Quick.new(true, Bench::Deadline.after(0, "a test budget"))
+    error = assert_raises(Bench::Overrun) do
+      Bench::Overrun.guard(settings, grace: 0.05) do
+        sleep 5
+      rescue StandardError
+        flunk "a scenario's own rescue must not catch the overrun"
+      end
+    end
+    assert_match(/after a test budget passed/, error.message)
+  end
+
+  def test_a_full_run_is_never_interrupted
+    settings = Quick.new(false, Bench::Deadline.after(0, "the run's --deadline"))
+    assert_equal :done, Bench::Overrun.guard(settings, grace: 0) { sleep 0.05; :done }
   end
 end

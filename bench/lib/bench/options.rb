@@ -9,9 +9,16 @@ module Bench
     FULL = { rounds: 3, duration: 5, warmup: 2 }.freeze
     QUICK = { rounds: 2, duration: 1, warmup: 1 }.freeze
 
+    # given: the options the user passed (a --quick shape never overrides
+    # them); deadline: the Bench::Deadline one scenario runs under, set by
+    # Bench::QuickShape.settings_for before the scenario starts.
     Settings = Struct.new(:scenario, :servers, :quick, :rounds, :duration, :warmup,
                           :connections, :processes, :threads, :wrk_threads, :wrk_timeout,
-                          :install, :render_only, :list, :deadline_minutes, keyword_init: true)
+                          :install, :render_only, :list, :deadline_minutes, :given, :deadline,
+                          keyword_init: true) do
+      def with(**changes) = self.class.new(**to_h, **changes).freeze
+      def given?(option) = given.to_a.include?(option)
+    end
 
     USAGE = "Usage: bench/run SCENARIO|all [options]   (bench/run --list shows both lists)"
 
@@ -20,14 +27,16 @@ module Bench
     end
 
     def parse(argv)
-      values = { servers: nil, quick: false, threads: 5, wrk_threads: 1, wrk_timeout: 5,
-                 install: true, render_only: false, list: false, deadline_minutes: 180 }
+      defaults = { servers: nil, quick: false, threads: 5, wrk_threads: 1, wrk_timeout: 5,
+                   install: true, render_only: false, list: false, deadline_minutes: 180 }
+      values = {}
       rest = parser(values).parse(argv)
-      values[:list] ||= rest.empty?
-      values[:scenario] = rest.first
       raise OptionParser::ParseError, "one scenario at most, got #{rest.join(' ')}" if rest.size > 1
 
-      Settings.new(**(values[:quick] ? QUICK : FULL), **values).freeze
+      given = values.keys.freeze
+      values = defaults.merge(values)
+      values[:list] ||= rest.empty?
+      Settings.new(**(values[:quick] ? QUICK : FULL), **values, scenario: rest.first, given: given).freeze
     end
 
     private
@@ -36,7 +45,8 @@ module Bench
       OptionParser.new do |o|
         o.banner = USAGE
         o.on("--servers LIST", Array, "Servers to run (names or globs: spindle-*,puma). Default: all.") { |v| values[:servers] = v }
-        o.on("--quick", "#{QUICK[:rounds]} rounds of #{QUICK[:duration]} s: a smoke run, not a result.") { values[:quick] = true }
+        o.on("--quick", "A smoke run, not a result: #{QUICK[:duration]} s measurements and each scenario's small shape " \
+                         "within its time budget; reports go to bench/tmp/quick/.") { values[:quick] = true }
         o.on("--rounds N", Integer, "Rounds per figure (default #{FULL[:rounds]}).") { |v| values[:rounds] = positive(v) }
         o.on("--duration S", Integer, "Seconds per measurement (default #{FULL[:duration]}).") { |v| values[:duration] = positive(v) }
         o.on("--warmup S", Integer, "Seconds of warm-up after each start (default #{FULL[:warmup]}).") { |v| values[:warmup] = positive(v) }
@@ -46,7 +56,7 @@ module Bench
         o.on("--wrk-threads N", Integer, "wrk -t (default 1).") { |v| values[:wrk_threads] = positive(v) }
         o.on("--no-install", "Do not apt-get or bundle install; fail if something is missing.") { values[:install] = false }
         o.on("--render", "Only re-render the reports from the newest JSON of each scenario.") { values[:render_only] = true }
-        o.on("--deadline MINUTES", Integer, "Stop starting new trials after this long (default 180).") { |v| values[:deadline_minutes] = positive(v) }
+        o.on("--deadline MINUTES", Integer, "Stop starting new trials this long after the run starts (default 180; --quick: its budgets).") { |v| values[:deadline_minutes] = positive(v) }
         o.on("--list", "List scenarios and servers.") { values[:list] = true }
       end
     end

@@ -8,16 +8,19 @@ require_relative "machine"
 require_relative "versions"
 require_relative "bottleneck"
 require_relative "log"
+require_relative "quick_shape"
 
 module Bench
   # Runs one scenario: for each process count, `rounds` rounds, and in each
   # round every server once, in registry order (A B C A B C ...), so slow
   # drift on this shared machine touches every server alike. Returns the
-  # run's record (what the JSON file holds).
+  # run's record (what the JSON file holds). Once settings.deadline (the
+  # run's --deadline, or the scenario's --quick budget) has passed, no new
+  # server is started: the rest are reported "skipped: ...".
   class Runner
     def initialize(scenario, settings)
       @scenario = scenario
-      @settings = settings
+      @settings = settings.deadline ? settings : settings.with(deadline: QuickShape.run_deadline(settings))
       @specs = SERVERS.select_names(settings.servers || scenario.servers).select { |s| scenario.supports?(s) }
       @unavailable = {}  # [name, processes] => reason
       @commands = {}     # "name p=N" => command line
@@ -28,7 +31,6 @@ module Bench
     def run
       started = Time.now
       source = Versions.spindle_source
-      @deadline = clock + @settings.deadline_minutes * 60
       servers = describe_servers
       processes.each { |procs| @settings.rounds.times { |round| run_round(procs, round) } }
       record(started, servers).merge(spindle_source: source_record(source))
@@ -44,7 +46,7 @@ module Bench
         key = [spec.name, procs]
         next if @unavailable.key?(key)
 
-        reason = spec.unavailable || (clock > @deadline && "skipped: the run's --deadline passed")
+        reason = spec.unavailable || (@settings.deadline.passed? && @settings.deadline.reason)
         next mark_unavailable(key, reason) if reason
 
         run_server(spec, procs, round, key)
@@ -117,7 +119,5 @@ module Bench
         keep_alive: true, rack_env: "production",
         bottleneck_rule: { wrk_busy: Bottleneck::WRK_BUSY, server_busy: Bottleneck::SERVER_BUSY } }
     end
-
-    def clock = Process.clock_gettime(Process::CLOCK_MONOTONIC)
   end
 end

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "paths"
+require_relative "quick_shape"
 
 module Bench
   # A scenario: the app served, the request made, the connection and process
@@ -13,7 +14,7 @@ module Bench
   # `#measure(connections) -> Hash` like Bench::WrkTrial.
   class Scenario
     ATTRIBUTES = %i[name title description app path connections processes expect_body
-                    nginx servers trial goal env report threads custom server_args].freeze
+                    nginx servers trial goal env report threads custom server_args quick].freeze
 
     attr_reader(*ATTRIBUTES)
 
@@ -52,9 +53,12 @@ module Bench
     # bench/run then calls it instead of Bench::Runner and its page/chart.
     # threads: { "server-name" => N }, a thread count for that server in this
     # scenario instead of --threads (e.g. hybrid's fiber-loop threads).
+    # quick: the scenario's shape under --quick (see Bench::QuickShape):
+    # { servers:, connections:, processes:, rounds:, budget_s: }, each key
+    # optional and used only where the user did not pass the flag.
     def initialize(name:, title:, app:, description: "", path: "/", connections: [16, 64, 256],
                    processes: [1, 2], expect_body: nil, nginx: nil, servers: nil, trial: nil, goal: nil,
-                   env: nil, report: nil, threads: nil, custom: nil, server_args: nil)
+                   env: nil, report: nil, threads: nil, custom: nil, server_args: nil, quick: {})
       @name = name
       @title = title
       @description = description
@@ -72,6 +76,7 @@ module Bench
       @threads = threads
       @custom = custom
       @server_args = server_args # { "spindle-*" => [extra flags] }, see #server_args_for
+      @quick = QuickShape.check(name, quick)
       freeze
     end
 

@@ -4,6 +4,7 @@ require "shellwords"
 require_relative "paths"
 require_relative "http_probe"
 require_relative "proc_stat"
+require_relative "overrun"
 
 module Bench
   # Starts one server from its registry entry in its own process group, waits
@@ -59,15 +60,19 @@ module Bench
       self
     end
 
+    # Bounded on its own (STOP_GRACE + 5 s), so a --quick overrun waits for
+    # it rather than leave the server running (see Bench::Overrun).
     def stop
-      return unless @pid
+      Thread.handle_interrupt(Overrun => :never) do
+        return unless @pid
 
-      remember_tree # before TERM: a master may take its workers' group ids with it
-      signal(:TERM)
-      signal(:KILL) unless reap(STOP_GRACE)
-      reap(5)
-      kill_leftovers
-      @pid = nil
+        remember_tree # before TERM: a master may take its workers' group ids with it
+        signal(:TERM)
+        signal(:KILL) unless reap(STOP_GRACE)
+        reap(5)
+        kill_leftovers
+        @pid = nil
+      end
     end
 
     # False once the server's main process has exited (it is reaped here,

@@ -9,7 +9,8 @@ require_relative "log"
 module Bench
   # One round for one server at one process count: start it on a fresh port,
   # wait until it answers, warm it up, measure every connection count, stop
-  # it. Returns the records, or raises ServerProcess::StartFailed.
+  # it. Returns the records, or raises ServerProcess::StartFailed. Connection
+  # counts left when settings.deadline passes are recorded as skipped.
   class ServerRun
     attr_reader :command_line, :configs
 
@@ -55,6 +56,7 @@ module Bench
     # once it has died, the remaining connection counts fail without a run.
     def measure_one(server, trial, connections)
       base = { server: @spec.name, processes: @processes, round: @round + 1, connections: connections }
+      return failure(base, @settings.deadline.reason) if @settings.deadline&.passed?
       return failure(base, "server had exited: #{server.death}") unless server.alive?
 
       record = trial.measure(connections)
