@@ -3,6 +3,7 @@
 require "time"
 require "json"
 require_relative "../lib/bench/memory"
+require_relative "../lib/bench/deadline"
 require_relative "../lib/bench/machine"
 require_relative "../lib/bench/versions"
 require_relative "../lib/bench/stats"
@@ -31,8 +32,8 @@ module Bench
 
     def initialize(settings)
       @settings = settings
-      @iterations = settings.quick ? 60 : 500
-      @duration = settings.quick ? 5 : 25
+      @iterations = settings.quick ? 30 : 500
+      @duration = settings.quick ? 2 : 25
       @rounds = settings.quick ? 1 : [settings.rounds, 2].min
     end
 
@@ -42,8 +43,8 @@ module Bench
       source = Versions.spindle_source
       runs = []
       @rounds.times do |round|
-        CONFIGS.each { |config| runs << script_run(config, round + 1) }
-        CONFIGS.each { |config| runs << spindle_run(config, round + 1) }
+        CONFIGS.each { |config| runs << (skipped("script", config, round + 1) || script_run(config, round + 1)) }
+        CONFIGS.each { |config| runs << (skipped("spindle", config, round + 1) || spindle_run(config, round + 1)) }
       end
       {
         scenario: { name: "arenas", title: TITLE, description: DESCRIPTION, goal: GOAL, app: "bench/apps/arenas.ru", path: "/" },
@@ -59,6 +60,11 @@ module Bench
     end
 
     private
+
+    # Past the run's deadline (or the --quick budget) nothing new starts.
+    def skipped(kind, config, round)
+      Deadline.skipped(@settings, "arenas #{kind} #{config}", { kind: kind, config: config, round: round, samples: [] })
+    end
 
     # The environment each configuration starts with (BASE_ENV clears the rest).
     def script_env(config)
@@ -282,5 +288,6 @@ Bench::Scenario.define(
   processes: [1],
   connections: [20],
   custom: Bench::Arenas,
-  report: Bench::Arenas
+  report: Bench::Arenas,
+  quick: {} # one process, one server: the trial's own quick sizes (30 loops, 2 s of wrk, 1 round)
 )

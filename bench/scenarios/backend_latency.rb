@@ -26,6 +26,8 @@ module Bench
     REQUESTS = 1000
     CONCURRENCY = 100
     TIME_CAP = 10
+    QUICK_REQUESTS = 200 # --quick: a smoke run of the same trial
+    QUICK_TIME_CAP = 2
 
     BACKEND_SPEC = ServerSpec.new(
       name: "backend", family: :spindle, runtime: :spindle, model: "fibers (the simulated back end)",
@@ -50,18 +52,20 @@ module Bench
     def initialize(server:, settings:, scenario:)
       @server = server
       @settings = settings
+      @requests = settings.quick ? QUICK_REQUESTS : REQUESTS
+      @time_cap = settings.quick ? QUICK_TIME_CAP : TIME_CAP
     end
 
     def warm_up(_connections)
-      run(0, 200, 20)
+      run(0, @requests / 5, 20)
     end
 
     # connections = the back end's delay in ms (the table's columns).
     def measure(delay_ms)
-      result = run(delay_ms, REQUESTS, CONCURRENCY)
+      result = run(delay_ms, @requests, CONCURRENCY)
       HttpLoad.record(result, connections: delay_ms,
-                              client: "bench/lib/bench/http_load.rb: #{REQUESTS} x GET /call?port=BACKEND&ms=#{delay_ms}, " \
-                                      "#{CONCURRENCY} at a time (new connection each), no new request after #{TIME_CAP} s; " \
+                              client: "bench/lib/bench/http_load.rb: #{@requests} x GET /call?port=BACKEND&ms=#{delay_ms}, " \
+                                      "#{CONCURRENCY} at a time (new connection each), no new request after #{@time_cap} s; " \
                                       "back end: #{self.class.backend.command_line}")
     end
 
@@ -69,7 +73,7 @@ module Bench
 
     def run(delay_ms, count, concurrency)
       port = self.class.backend.launch.port
-      load = HttpLoad.new(port: @server.launch.port, concurrency: concurrency, time_cap: TIME_CAP,
+      load = HttpLoad.new(port: @server.launch.port, concurrency: concurrency, time_cap: @time_cap,
                           server_pid: @server.pgid)
       load.run(Array.new(count) { ["/call?port=#{port}&ms=#{delay_ms}"] })
     end
@@ -153,5 +157,7 @@ Bench::Scenario.define(
   servers: %w[spindle-blocking spindle-threads spindle-fibers],
   threads: { "spindle-threads" => Bench::BackendLatencyTrial::CONCURRENCY },
   trial: Bench::BackendLatencyTrial,
-  report: Bench::BackendLatencyReport
+  report: Bench::BackendLatencyReport,
+  # Two engines, two delays (the trial's quick size: 200 requests, 2 s cap).
+  quick: { servers: %w[spindle-blocking spindle-fibers], connections: [0, 50] }
 )

@@ -12,5 +12,6 @@ Bench::Scenario.define(
   connections: [16, 64, 256],
   processes: [1, 2],
   expect_body: "Hello World",
-  nginx: ->(_launch) { %(default_type text/plain;\nreturn 200 "Hello World";) }
+  nginx: ->(_launch) { %(default_type text/plain;\nreturn 200 "Hello World";) },
+  quick: { servers: %w[spindle-threads spindle-fibers puma falcon nginx], connections: [64], processes: [1] }
 )

@@ -15,5 +15,6 @@ Bench::Scenario.define(
   processes: [1],
   expect_body: "Hello World",
   threads: { "spindle-threads" => 1, "puma" => 1 },
-  nginx: ->(_launch) { %(default_type text/plain;\nreturn 200 "Hello World";) }
+  nginx: ->(_launch) { %(default_type text/plain;\nreturn 200 "Hello World";) },
+  quick: { servers: %w[spindle-blocking puma], connections: [16] }
 )

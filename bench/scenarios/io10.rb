@@ -18,5 +18,6 @@ Bench::Scenario.define(
   connections: [512],
   processes: [1, 2],
   expect_body: "slept 10 ms",
-  servers: %w[spindle-fibers falcon puma]
+  servers: %w[spindle-fibers falcon puma],
+  quick: { servers: %w[spindle-fibers falcon], processes: [1] }
 )

@@ -18,5 +18,7 @@ Bench::Scenario.define(
   expect_body: "Hello World",
   servers: %w[spindle-threads spindle-fibers puma falcon],
   trial: Bench::Latency::Trial,
-  report: Bench::Latency::Report
+  report: Bench::Latency::Report,
+  # Three paced runs per start, and Puma's calibration start on top.
+  quick: { servers: %w[spindle-threads puma], budget_s: 60 }
 )

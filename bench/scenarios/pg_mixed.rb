@@ -20,20 +20,24 @@ module Bench
     POOL = 12
     LONG = 0.05
     MULTIPLIERS = [1, 2, 5, 10, 20, 50, 100].freeze
+    QUICK_MULTIPLIERS = [1, 5].freeze
     CELL_CAP = 120 # seconds: no new iteration starts past it
 
-    def self.multipliers = (ENV["BENCH_PG_MIXED_MULTIPLIERS"]&.split(",")&.map { |v| Integer(v) } || MULTIPLIERS)
+    def self.multipliers(quick = false)
+      ENV["BENCH_PG_MIXED_MULTIPLIERS"]&.split(",")&.map { |v| Integer(v) } || (quick ? QUICK_MULTIPLIERS : MULTIPLIERS)
+    end
 
     def initialize(server:, settings:, scenario:)
       @server = server
       @settings = settings
+      @multipliers = self.class.multipliers(settings.quick)
     end
 
     def warm_up(_connections) = PgSupport.warm_pool(@server, POOL)
 
     # connections = L, the number of long queries (and of concurrent iterations).
     def measure(long_queries)
-      cells = self.class.multipliers.map { |m| cell(long_queries, m) }
+      cells = @multipliers.map { |m| cell(long_queries, m) }
       results = cells.map(&:last)
       total = HttpLoad::Result.new(
         requests: results.sum(&:requests), seconds: results.sum(&:seconds), latencies: results.flat_map(&:latencies),
@@ -62,7 +66,7 @@ module Bench
 
     def client_line(long_queries)
       "bench/lib/bench/http_load.rb: #{long_queries} threads at once, each one connection: GET /sleep?seconds=#{LONG} " \
-        "then M x GET /now, M in #{self.class.multipliers.join(',')}; cap #{CELL_CAP} s per M"
+        "then M x GET /now, M in #{@multipliers.join(',')}; cap #{CELL_CAP} s per M"
     end
   end
 
@@ -140,5 +144,6 @@ Bench::Scenario.define(
   servers: %w[spindle-blocking spindle-fibers],
   env: Bench::PgSupport.env(Bench::PgMixedTrial::POOL),
   trial: Bench::PgMixedTrial,
-  report: Bench::PgMixedReport
+  report: Bench::PgMixedReport,
+  quick: { connections: [10] } # and M/L 1 and 5 only (the trial's quick size)
 )

@@ -4,6 +4,7 @@ require "time"
 require "etc"
 require "fileutils"
 require_relative "../lib/bench/memory"
+require_relative "../lib/bench/deadline"
 require_relative "../lib/bench/refork_servers"
 require_relative "../lib/bench/machine"
 require_relative "../lib/bench/versions"
@@ -22,8 +23,10 @@ module Bench
     WORKERS = 8
     THREADS = 5
     BIG_FULL = 10_000_000
-    BIG_QUICK = 1_000_000
     TRAFFIC = 5 # seconds per wrk burst
+    # --quick, a smoke run: 2 workers with 200,000 objects each, 1 s bursts,
+    # Ruby's GC defaults only.
+    QUICK = { workers: 2, big: 200_000, traffic: 1, variants: %w[defaults] }.freeze
     CONNECTIONS = 16
     HEADERS = ["Connection: close"].freeze # as in the PR: every request is a new accept, so every worker gets some
     TARGET = 0.75
@@ -50,7 +53,10 @@ module Bench
 
     def initialize(settings)
       @settings = settings
-      @big = settings.quick ? BIG_QUICK : BIG_FULL
+      @workers = settings.quick ? QUICK[:workers] : WORKERS
+      @big = settings.quick ? QUICK[:big] : BIG_FULL
+      @traffic = settings.quick ? QUICK[:traffic] : TRAFFIC
+      @variants = settings.quick ? VARIANTS.slice(*QUICK[:variants]) : VARIANTS
       names = settings.servers ? SERVERS.keys.select { |n| settings.servers.any? { |p| File.fnmatch(p, n) } } : SERVERS.keys
       @names = names
     end
@@ -58,16 +64,16 @@ module Bench
     def run
       started = Time.now
       source = Versions.spindle_source
-      results = VARIANTS.keys.flat_map { |variant| @names.map { |name| measure_server(name, variant) } }
+      results = @variants.keys.flat_map { |variant| @names.map { |name| skipped(name, variant) || measure_server(name, variant) } }
       {
         scenario: { name: "refork", title: TITLE, description: DESCRIPTION, goal: GOAL, app: "bench/apps/refork.ru", path: "/" },
         started_at: started.iso8601, finished_at: Time.now.iso8601, machine: Machine.describe,
-        settings: { quick: @settings.quick, workers: WORKERS, threads_per_process: THREADS, big_objects: @big,
-                    traffic_burst_s: TRAFFIC, connections: CONNECTIONS, headers: HEADERS, processes: [WORKERS],
-                    connections_list: [CONNECTIONS], target_reduction: TARGET, variants: VARIANTS,
+        settings: { quick: @settings.quick, workers: @workers, threads_per_process: THREADS, big_objects: @big,
+                    traffic_burst_s: @traffic, connections: CONNECTIONS, headers: HEADERS, processes: [@workers],
+                    connections_list: [CONNECTIONS], target_reduction: TARGET, variants: @variants,
                     memory_estimate: "#{@big / 1_000_000}M objects × 40 B + #{@big * 8 / 1_000_000} MB array ≈ " \
-                                     "#{(@big * 48 / 1_000_000.0).round} MB per worker; × #{WORKERS} ≈ " \
-                                     "#{(@big * 48 * WORKERS / 1e9).round(1)} GB per server, servers one after another " \
+                                     "#{(@big * 48 / 1_000_000.0).round} MB per worker; × #{@workers} ≈ " \
+                                     "#{(@big * 48 * @workers / 1e9).round(1)} GB per server, servers one after another " \
                                      "on #{Machine.memory_gib} GiB" },
         load_generator: { tool: "wrk #{Versions.command(%w[wrk -v], /wrk (\S+)/)}", threads: 1 },
         servers: @names.map { |n| { name: n, family: n == "spindle" ? "spindle" : "peer", version: safe(SERVERS[n][:version]) } },
@@ -77,6 +83,11 @@ module Bench
     end
 
     private
+
+    # Past the run's deadline (or the --quick budget) nothing new starts.
+    def skipped(name, variant)
+      Deadline.skipped(@settings, "refork #{name} #{variant}", { server: name, variant: variant })
+    end
 
     def safe(version)
       version.call
@@ -91,7 +102,7 @@ module Bench
       target = Memory::Target.new(name: "refork", app: "refork.ru", path: "/ready", expect_body: "ready",
                                   env: -> { { "REFORK_BIG_N" => @big.to_s, "REFORK_MARKS" => marks }.merge(VARIANTS.fetch(variant)) })
       server = Memory.start(name: "refork-#{name}", runtime: SERVERS[name][:runtime], target: target,
-                            processes: WORKERS, threads: THREADS, ready_timeout: 120) { |l| command(name, l) }
+                            processes: @workers, threads: THREADS, ready_timeout: 120) { |l| command(name, l) }
       result = { server: name, variant: variant, command: server.command_line, configs: server.launch.written }
       result.merge!(phase(name, server, marks, :before))
       result[:refork] = refork(name, server, result[:before][:processes])
@@ -106,7 +117,7 @@ module Bench
 
     def command(name, launch)
       @control = ReforkServers.control_path(launch)
-      ReforkServers.command(name, launch, workers: WORKERS, threads: THREADS)
+      ReforkServers.command(name, launch, workers: @workers, threads: THREADS)
     end
 
     # Every process of the server with its role: master, worker, mold.
@@ -141,9 +152,9 @@ module Bench
     def phase(name, server, marks, label, old: nil)
       mark = label == :before ? "built" : "seen"
       bursts = 0
-      ok = Memory.wait_for(@settings.quick ? 90 : 240, every: 0) do
+      ok = Memory.wait_for(@settings.quick ? 30 : 240, every: 0) do
         ws = workers(name, server)
-        done = ws.size == WORKERS && ws.all? { |w| File.exist?(File.join(marks, "#{mark}-#{w[:pid]}")) } &&
+        done = ws.size == @workers && ws.all? { |w| File.exist?(File.join(marks, "#{mark}-#{w[:pid]}")) } &&
                (old.nil? || generation_complete?(name, server, old))
         next true if done
 
@@ -168,7 +179,7 @@ module Bench
     end
 
     def burst(server)
-      Memory.wrk_run(server.launch.url("/"), connections: CONNECTIONS, duration: TRAFFIC, headers: HEADERS, timeout: 60)
+      Memory.wrk_run(server.launch.url("/"), connections: CONNECTIONS, duration: @traffic, headers: HEADERS, timeout: 60)
     end
 
     def total(procs, roles) = procs.select { |p| roles.include?(p[:role]) }.sum { |p| p.dig(:memory, :pss).to_i }
@@ -191,7 +202,7 @@ module Bench
     def generation_complete?(name, server, old)
       old_workers = old.select { |p| p[:role] == "worker" }.map { |p| p[:pid] }
       ws = workers(name, server)
-      return false unless ws.size == WORKERS
+      return false unless ws.size == @workers
 
       case name
       when "spindle" then ws.all? { |w| w[:generation].to_i >= 1 } && (ws.map { |w| w[:pid] } & old_workers).empty?
@@ -370,5 +381,6 @@ Bench::Scenario.define(
   processes: [8],
   connections: [16],
   custom: Bench::ReforkMemory,
-  report: Bench::ReforkMemory
+  report: Bench::ReforkMemory,
+  quick: { servers: %w[spindle puma] } # ReforkMemory's own names; and its QUICK sizes
 )

@@ -2,6 +2,7 @@
 
 require "time"
 require_relative "../lib/bench/memory"
+require_relative "../lib/bench/deadline"
 require_relative "../lib/bench/refork_servers"
 require_relative "../lib/bench/machine"
 require_relative "../lib/bench/versions"
@@ -44,7 +45,7 @@ module Bench
       source = Versions.spindle_source
       runs = []
       @rounds.times do |round|
-        @names.each { |name| runs << one(name, round + 1) }
+        @names.each { |name| runs << (skipped(name, round + 1) || one(name, round + 1)) }
       end
       {
         scenario: { name: "refork-rps", title: TITLE, description: DESCRIPTION, goal: GOAL, app: "bench/apps/hello.ru", path: "/" },
@@ -60,6 +61,11 @@ module Bench
     end
 
     private
+
+    # Past the run's deadline (or the --quick budget) nothing new starts.
+    def skipped(name, round)
+      Deadline.skipped(@settings, "refork-rps #{name} round #{round}", { server: name, round: round })
+    end
 
     def safe(version)
       version.call
@@ -268,5 +274,6 @@ Bench::Scenario.define(
   processes: [2],
   connections: [16],
   custom: Bench::ReforkThroughput,
-  report: Bench::ReforkThroughput
+  report: Bench::ReforkThroughput,
+  quick: { servers: %w[spindle puma] } # ReforkThroughput's own names; 1 round of 3 + 3 windows of 1 s
 )

@@ -20,5 +20,8 @@ Bench::Scenario.define(
   expect_body: "Hello World",
   servers: %w[spindle-threads spindle-fibers puma],
   trial: Bench::SlowClients::Trial,
-  report: Bench::SlowClients::Report
+  report: Bench::SlowClients::Report,
+  # Three attacks of ~6 s each per start (the trial's quick size: 100 attack
+  # connections, 2 s of wrk): one round, two servers.
+  quick: { servers: %w[spindle-threads puma], rounds: 1, budget_s: 75 }
 )

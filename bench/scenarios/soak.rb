@@ -19,5 +19,6 @@ Bench::Scenario.define(
   expect_body: "Hello World",
   servers: %w[spindle-threads],
   trial: Bench::Soak::Trial,
-  report: Bench::Soak::Report
+  report: Bench::Soak::Report,
+  quick: { rounds: 1 } # each round is a whole soak (the trial's quick size: 20,000 requests)
 )

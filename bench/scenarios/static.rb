@@ -12,5 +12,6 @@ Bench::Scenario.define(
   connections: [16, 64, 256],
   processes: [1, 2],
   expect_body: File.read(File.join(Bench::Paths::APPS, "public", "1k.txt")),
-  nginx: ->(_launch) { "root #{File.join(Bench::Paths::APPS, 'public')};" }
+  nginx: ->(_launch) { "root #{File.join(Bench::Paths::APPS, 'public')};" },
+  quick: { servers: %w[spindle-threads puma nginx], connections: [64], processes: [1] }
 )

@@ -41,7 +41,7 @@ module Bench
         @server = server
         @settings = settings
         @scenario = scenario
-        @duration = settings.quick ? 3 : [settings.duration, 10].max
+        @duration = settings.quick ? 2 : [settings.duration, 10].max
       end
 
       def warm_up(_connections)

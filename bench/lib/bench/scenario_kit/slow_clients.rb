@@ -46,9 +46,10 @@ module Bench
         @server = server
         @settings = settings
         @scenario = scenario
-        @attack_conns = settings.quick ? 200 : 1000
-        @rate = settings.quick ? 200 : 250
-        @duration = settings.quick ? 3 : [settings.duration, 10].max
+        @attack_conns = settings.quick ? 100 : 1000
+        @rate = settings.quick ? 100 : 250
+        @duration = settings.quick ? 2 : [settings.duration, 10].max
+        @margin = settings.quick ? 1 : 2 # seconds past the ramp-up, and (twice) past the wrk run
       end
 
       def warm_up(connections)
@@ -77,8 +78,8 @@ module Bench
 
       def attack(name, attack, connections, base_fds)
         pid = @server.pgid
-        ramp = (@attack_conns.to_f / @rate).ceil + 2
-        length = ramp + @duration + 4
+        ramp = (@attack_conns.to_f / @rate).ceil + @margin
+        length = ramp + @duration + 2 * @margin
         dir = File.join(Paths::TMP, "slow_clients")
         FileUtils.mkdir_p(dir)
         prefix = File.join(dir, "#{@server.launch.spec.name}-#{name}")

@@ -9,6 +9,7 @@ module Bench
     SCRIPT = File.expand_path("../soak.lua", __dir__)
     BAD_CLIENT = File.expand_path("../clients/bad_client.rb", __dir__)
     SEGMENTS = 20
+    QUICK_SEGMENTS = 5
     BAD_SHARE = 10 # 1 request in 10 is malformed
     TIME_BUDGET = 600 # seconds: segments stop being started past this
 
@@ -21,6 +22,7 @@ module Bench
         @server = server
         @settings = settings
         @total = settings.quick ? 20_000 : 1_000_000
+        @segments = settings.quick ? QUICK_SEGMENTS : SEGMENTS
       end
 
       def warm_up(connections)
@@ -33,9 +35,9 @@ module Bench
         baseline = settle_and_sample(pid, nil, 0, 0)
         segments = []
         started = Extra.now
-        per_segment = @total / SEGMENTS
-        SEGMENTS.times do |i|
-          break if Extra.now - started > TIME_BUDGET
+        per_segment = @total / @segments
+        @segments.times do |i|
+          break if Extra.now - started > TIME_BUDGET || @settings.deadline&.passed?
           break unless @server.alive?
 
           segments << segment(i, connections, per_segment, baseline, segments.last)
@@ -97,7 +99,7 @@ module Bench
                         max: segments.map { |s| s[:max_ms] }.max.to_f },
           errors: { socket: segments.sum { |s| s[:wrk_socket_errors] } }, # medians/sums over the segments
           bad_status: segments.sum { |s| s[:wrk_non_2xx] }, cpu: nil, load_generator_bound: false,
-          soak: { target_requests: @total, elapsed_s: elapsed.round(1), baseline: baseline, segments: segments },
+          soak: { target_requests: @total, segments_planned: @segments, elapsed_s: elapsed.round(1), baseline: baseline, segments: segments },
           wrk: segments.first&.dig(:wrk)
         }
       end
@@ -168,7 +170,7 @@ module Bench
                          "of #{F.integer(soak[:target_requests])} planned, in #{segs.size} segments, #{soak[:elapsed_s]} s"],
                 ["Valid", "wrk -c #{m[:connections]}, keep-alive, GET /, stopped after its count by bench/lib/bench/soak.lua"],
                 ["Malformed", "bench/lib/bench/clients/bad_client.rb (16 threads), 1 in #{BAD_SHARE}: #{(segs.first&.dig(:bad, :per_vector) || {}).size} vectors from shared/BAD_INPUTS.md, each on a new connection followed by a valid request that must not be answered; concurrent with wrk"],
-                ["Sampled", "after every segment (every #{F.integer(soak[:target_requests] / SEGMENTS)} requests), once the server's fd count settled: VmRSS of the process, /proc/PID/fd, /proc/PID/task"]]
+                ["Sampled", "after every segment (every #{F.integer(soak[:target_requests] / (soak[:segments_planned] || SEGMENTS))} requests), once the server's fd count settled: VmRSS of the process, /proc/PID/fd, /proc/PID/task"]]
         rows = [["before (after warm-up)", 0, mib(base[:rss_kib]), base[:fds], base[:threads], "–", "–", "–"]] +
                segs.map do |s|
                  [s[:segment], F.integer(s[:requests_total]), mib(s[:rss_kib]), s[:fds], s[:threads], F.rps(s[:wrk_requests] / s[:wrk_seconds]),
@@ -193,7 +195,7 @@ module Bench
         [Extra.header(record, json_name), Extra.run_table(record, head), verdicts,
          "## Samples\n\n#{table}", "Malformed vectors (cycled): #{per_vector}.",
          Extra.failures(record),
-         Extra.commands(record, [segs.first&.dig(:wrk), "ruby bench/lib/bench/clients/bad_client.rb PORT #{soak[:target_requests] / SEGMENTS / BAD_SHARE} 16   # beside each wrk segment"].compact)]
+         Extra.commands(record, [segs.first&.dig(:wrk), "ruby bench/lib/bench/clients/bad_client.rb PORT #{soak[:target_requests] / (soak[:segments_planned] || SEGMENTS) / BAD_SHARE} 16   # beside each wrk segment"].compact)]
           .compact.join("\n\n") << "\n"
       end
 
