@@ -36,9 +36,13 @@ module Bench
     # insist on RUBY_GC_HEAP_FREE_SLOTS_MIN_RATIO (20 %) of a 10M-slot heap
     # being free and grow it by up to 80 % at a time, in new private pages; the
     # tuned variant shows how much of what stays private after a refork is that.
+    # Its oldmalloc floor (64 MiB, Ruby's is 16) spares workers the major GCs
+    # that copy the mark stack they share (docs/REFORKING.md). The same values
+    # as Spindle's --lean-heap, so every server gets what Spindle gets.
     VARIANTS = {
       "defaults" => {},
-      "gc-tuned" => { "RUBY_GC_HEAP_FREE_SLOTS_MIN_RATIO" => "0.02", "RUBY_GC_HEAP_GROWTH_MAX_SLOTS" => "100000" }
+      "gc-tuned" => { "RUBY_GC_HEAP_FREE_SLOTS_MIN_RATIO" => "0.02", "RUBY_GC_HEAP_GROWTH_MAX_SLOTS" => "100000",
+                      "RUBY_GC_OLDMALLOC_LIMIT" => "67108864" }
     }.freeze
 
     # name => how to start it, which process is which, how to refork it and
@@ -313,10 +317,12 @@ module Bench
         - PSS divides each shared page among the processes mapping it, so the sum over processes is the real total.
         - The target is judged on the rows without a suffix: each server as its docs configure it for reforking, with no
           GC environment from the harness. For Spindle that includes `--lean-heap` (docs/REFORKING.md), which sets the
-          same two variables as the `(gc-tuned)` rows unless the environment has them. The `(gc-tuned)` rows run every
+          same variables as the `(gc-tuned)` rows unless the environment has them. The `(gc-tuned)` rows run every
           server with `#{record.dig(:settings, :variants, :"gc-tuned")&.map { |k, v| "#{k}=#{v}" }&.join(' ')}`:
           after a fork, a worker's first GCs want 20 % of its (10M-slot) heap free and grow the heap in new, private
-          pages to get it; these rows show how much of what stays private after a refork is that, not the refork itself.
+          pages to get it, and with Ruby's 16 MB oldmalloc floor a busy worker soon runs a major GC, which copies the
+          GC's mark stack (80 MB for this app's 10M-element Array); these rows show how much of what stays private
+          after a refork is that, not the refork itself.
           Spindle's two rows are therefore two runs of one configuration: their difference is this benchmark's noise.
           The per-process tables below give each worker's USS (its private memory).
 

@@ -23,8 +23,15 @@ module Spindle
     # and fills free slots scattered across shared pages, copying them. 2 %,
     # with growth capped, keeps workers in the pages they share: the refork
     # bench measured worker PSS -65 % with the defaults and -75 % with these.
+    # And fewer major GCs: a worker's first major after a refork writes the
+    # GC's mark stack and mark bits it shares with the mold (80 MB on the
+    # refork bench's app). Ruby's 16 MB "oldmalloc" floor is below what a busy
+    # worker mallocs between two minor GCs, so fresh workers ran majors by
+    # oldmalloc within seconds; from a 64 MB floor they ran none in 40,000
+    # requests (docs/REFORKING.md, "What stays private").
     LEAN_HEAP = { "RUBY_GC_HEAP_FREE_SLOTS_MIN_RATIO" => "0.02",
-                  "RUBY_GC_HEAP_GROWTH_MAX_SLOTS" => "100000" }.freeze
+                  "RUBY_GC_HEAP_GROWTH_MAX_SLOTS" => "100000",
+                  "RUBY_GC_OLDMALLOC_LIMIT" => (64 * 1024 * 1024).to_s }.freeze
 
     module_function
 

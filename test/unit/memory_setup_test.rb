@@ -33,6 +33,11 @@ class MemorySetupTest < Minitest::Test
     assert_nil env_for["RUBY_GC_HEAP_FREE_SLOTS_MIN_RATIO"]
   end
 
+  def test_a_lean_heap_raises_the_oldmalloc_floor
+    assert_equal "67108864", env_for(lean_heap: true)["RUBY_GC_OLDMALLOC_LIMIT"]
+    assert_nil env_for({ "RUBY_GC_OLDMALLOC_LIMIT" => "1000" }, lean_heap: true)["RUBY_GC_OLDMALLOC_LIMIT"]
+  end
+
   def test_lean_heap_can_be_asked_for_or_refused
     assert_equal "100000", env_for(lean_heap: true)["RUBY_GC_HEAP_GROWTH_MAX_SLOTS"]
     assert_nil env_for(refork_after: "1000", lean_heap: false)["RUBY_GC_HEAP_GROWTH_MAX_SLOTS"]

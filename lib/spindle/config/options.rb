@@ -103,9 +103,10 @@ module Spindle
       Option.new(name: :lean_heap, default: nil, cli: "--[no-]lean-heap",
                  coerce: ->(v) { v.nil? ? nil : c.boolean(v) },
                  doc: "Start Ruby with a lean object heap (RUBY_GC_HEAP_FREE_SLOTS_MIN_RATIO=0.02, " \
-                      "RUBY_GC_HEAP_GROWTH_MAX_SLOTS=100000) unless the environment sets them, so " \
-                      "workers forked from a mold fill its shared pages instead of growing their " \
-                      "own. Default: on when --refork-after is set. Costs more frequent minor GCs."),
+                      "RUBY_GC_HEAP_GROWTH_MAX_SLOTS=100000, RUBY_GC_OLDMALLOC_LIMIT=64 MiB) unless " \
+                      "the environment sets them, so workers forked from a mold fill its shared " \
+                      "pages instead of growing their own, and run fewer major GCs. Default: on " \
+                      "when --refork-after is set. Costs more frequent minor GCs."),
       Option.new(name: :worker_memory_limit, default: nil, cli: "--worker-memory-limit", arg: "MB",
                  coerce: ->(v) { c.positive_integer(v, "worker_memory_limit") },
                  doc: "Recycle a worker gracefully (replacement first) when its private " \
