@@ -169,10 +169,11 @@ module Bench
 
     def self.med(runs, key) = Stats.median(runs.map { |r| r[key] }.compact)
 
+    # The median of each round's after ÷ before, as the page's table gives it.
+    def self.ratio(runs) = Stats.median(runs.map { |r| r[:after_rps] / r[:before_rps] })
+
     def self.headline(record)
-      parts = by_server(record).map do |name, runs|
-        format("%s %.2f×", name, med(runs, :after_rps) / med(runs, :before_rps))
-      end
+      parts = by_server(record).map { |name, runs| format("%s %.2f×", name, ratio(runs)) }
       "after/before refork: #{parts.join(', ')} (target ≥ 0.95×)"
     end
 
@@ -185,7 +186,7 @@ module Bench
         ratios = runs.map { |r| r[:after_rps] / r[:before_rps] }
         settled = runs.map { |r| r[:settled_after_rps] && r[:settled_after_rps] / r[:before_rps] }.compact
         transition = runs.map { |r| r[:generation_complete_at_s] && r[:generation_complete_at_s] - r[:refork_at_s] }.compact
-        ratio = Stats.median(ratios)
+        ratio = ratio(runs)
         [name, F.rps(med(runs, :before_rps)), F.rps(med(runs, :after_rps)), format("**%.2f×** (%.2f–%.2f)", ratio, ratios.min, ratios.max),
          F.rps(med(runs, :first_after_rps)), settled.empty? ? "–" : format("%.2f×", Stats.median(settled)),
          transition.empty? ? "not seen" : format("%.1f s", Stats.median(transition)),
