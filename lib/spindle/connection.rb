@@ -254,8 +254,8 @@ module Spindle
     # Frees the read buffers now rather than at the next GC sweep. A closed
     # connection's 16 KiB would otherwise count towards Ruby's malloc
     # increase until then: with a new connection per request that brings
-    # GCs on sooner, and majors by "oldmalloc", whose sweep of a big heap
-    # copies shared pages in a reforked worker.
+    # GCs on sooner, and majors by "oldmalloc", which in a reforked worker
+    # copy the mark stack it shares with the mold (docs/REFORKING.md).
     def release_buffers
       @buffer.clear
       @scratch&.clear

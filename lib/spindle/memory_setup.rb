@@ -24,7 +24,7 @@ module Spindle
     # with growth capped, keeps workers in the pages they share: the refork
     # bench measured worker PSS -65 % with the defaults and -75 % with these.
     # And fewer major GCs: a worker's first major after a refork writes the
-    # GC's mark stack and mark bits it shares with the mold (80 MB on the
+    # GC's mark stack, which it shares with the mold (80 MB on the
     # refork bench's app). Ruby's 16 MB "oldmalloc" floor is below what a busy
     # worker mallocs between two minor GCs, so fresh workers ran majors by
     # oldmalloc within seconds; from a 64 MB floor they ran none in 40,000
