@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require "io/wait"
 require "json"
 require "optparse"
 require "socket"
@@ -11,15 +12,30 @@ module Spindle
   class Ctl
     COMMANDS = %w[stats phased-restart hot-restart refork stop drain gc add-worker remove-worker].freeze
 
+    # Long enough for the endpoint's own deadlines (the master answers stats
+    # within 10 s or says it did not), short enough that a stopped master
+    # does not hang a script.
+    DEFAULT_TIMEOUT = 15
+
+    # The endpoint did not answer within --timeout.
+    class Timeout < StandardError; end
+
     def run(argv)
       options = parse(argv)
       command = argv.shift
       return usage_error("name a command: #{COMMANDS.join(', ')}") unless COMMANDS.include?(command)
+      return usage_error("name the endpoint: --control URI or $SPINDLE_CONTROL") if options[:control].to_s.empty?
 
       reply = request(options, command)
       puts(options[:json] || command != "stats" || reply["error"] ? JSON.pretty_generate(reply) : table(reply))
       reply["error"] ? 1 : 0
-    rescue SystemCallError, IOError => e
+    rescue OptionParser::ParseError => e
+      usage_error(e.message)
+    rescue Timeout
+      warn "spindlectl: no answer from #{options[:control]} within #{format("%g", options[:timeout])}s " \
+           "(is the master stopped or overloaded?)"
+      1
+    rescue SystemCallError, IOError, SocketError, URI::InvalidURIError, JSON::ParserError => e
       warn "spindlectl: cannot reach #{options[:control]}: #{e.message}"
       1
     end
@@ -27,11 +43,17 @@ module Spindle
     private
 
     def parse(argv)
-      options = { control: ENV["SPINDLE_CONTROL"], token: ENV["SPINDLE_CONTROL_TOKEN"], json: false }
+      options = { control: ENV["SPINDLE_CONTROL"], token: ENV["SPINDLE_CONTROL_TOKEN"], json: false,
+                  timeout: DEFAULT_TIMEOUT }
       OptionParser.new do |opts|
-        opts.banner = "Usage: spindlectl [--control URI] [--token T] [--json] #{COMMANDS.join('|')}"
+        opts.banner = "Usage: spindlectl [--control URI] [--token T] [--timeout S] [--json] #{COMMANDS.join('|')}"
         opts.on("-c", "--control URI", "unix://PATH or tcp://HOST:PORT (or $SPINDLE_CONTROL)") { |v| options[:control] = v }
         opts.on("-t", "--token TOKEN", "for a TCP endpoint (or $SPINDLE_CONTROL_TOKEN)") { |v| options[:token] = v }
+        opts.on("--timeout SECONDS", Float, "give up after this long (default #{DEFAULT_TIMEOUT})") do |v|
+          raise OptionParser::InvalidArgument, "#{v}: must be above 0" unless v.positive?
+
+          options[:timeout] = v
+        end
         opts.on("--json", "print JSON") { options[:json] = true }
       end.parse!(argv)
       options
@@ -42,14 +64,46 @@ module Spindle
       2
     end
 
+    # One deadline covers connecting, sending and reading the answer.
     def request(options, command)
-      uri = URI.parse(options[:control].to_s)
-      socket = uri.scheme == "tcp" ? TCPSocket.new(uri.hostname, uri.port) : UNIXSocket.new("#{uri.host}#{uri.path}")
-      socket.puts(JSON.generate("command" => command, "token" => options[:token]))
-      JSON.parse(socket.gets || "{}")
+      limit = now + options[:timeout]
+      socket = connect(URI.parse(options[:control]), options[:timeout])
+      socket.write("#{JSON.generate('command' => command, 'token' => options[:token])}\n") # fits the socket buffer
+      line = read_line(socket, limit)
+      raise IOError, "the endpoint closed the connection without an answer" if line.empty?
+
+      JSON.parse(line)
     ensure
       socket&.close
     end
+
+    def connect(uri, seconds)
+      case uri.scheme
+      when "tcp" then Socket.tcp(uri.hostname, uri.port, connect_timeout: seconds)
+      when "unix" then Addrinfo.unix("#{uri.host}#{uri.path}").connect(timeout: seconds)
+      else raise IOError, "the endpoint must be unix://PATH or tcp://HOST:PORT"
+      end
+    rescue Errno::ETIMEDOUT
+      raise Timeout
+    end
+
+    def read_line(socket, limit)
+      line = String.new(encoding: Encoding::BINARY)
+      until line.end_with?("\n")
+        chunk = socket.read_nonblock(65_536, exception: false)
+        break if chunk.nil?
+
+        if chunk == :wait_readable
+          remaining = limit - now
+          raise Timeout if remaining <= 0 || !socket.wait_readable(remaining)
+        else
+          line << chunk
+        end
+      end
+      line.force_encoding(Encoding::UTF_8)
+    end
+
+    def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
 
     COLUMNS = %w[index pid state generation requests in_flight backlog checkin rss pss uss gc].freeze
 

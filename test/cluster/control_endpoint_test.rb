@@ -1,0 +1,77 @@
+# frozen_string_literal: true
+
+require "open3"
+require_relative "../support/cluster_helpers"
+
+# The control endpoint of a real master: spindlectl's timeout, and the socket
+# path checks at startup (a live socket is never taken over; a bad endpoint is
+# one line on stderr, not a backtrace).
+class ControlEndpointTest < SpindleIntegrationTest
+  include ClusterHelpers
+
+  APP = app_path("cluster")
+  CTL = File.join(SpindleProcess::ROOT, "bin", "spindlectl")
+  BACKTRACE = /\.rb:\d+:in /
+
+  def test_spindlectl_gives_up_at_its_timeout_when_the_master_does_not_answer
+    app = start_cluster(APP, workers: 1)
+    wait_until("1 worker serving") { serving_workers.size == 1 }
+    app.signal(:STOP) # the kernel still queues connections; nobody answers them
+    out, status = Open3.capture2e(CTL, "--control", "unix://#{@control}", "--timeout", "0.5", "stats")
+    assert_equal 1, status.exitstatus, out
+    assert_equal "spindlectl: no answer from unix://#{@control} within 0.5s " \
+                 "(is the master stopped or overloaded?)\n", out
+  ensure
+    app&.signal(:CONT)
+  end
+
+  def test_spindlectl_refuses_a_bad_timeout
+    out, status = Open3.capture2e(CTL, "--control", "unix:///nowhere.sock", "--timeout", "0", "stats")
+    assert_equal 2, status.exitstatus, out
+    assert_equal "spindlectl: invalid argument: --timeout 0.0: must be above 0\n", out
+  end
+
+  def test_the_control_socket_does_not_replace_the_apps_socket
+    sock = File.join(Dir.mktmpdir("spindle-control"), "x.sock")
+    process = run_spindle("-w", "1", "-b", "unix://#{sock}", "--control", "unix://#{sock}", APP)
+    refute process.status&.success?
+    assert_match(%r{^spindle: control endpoint unix://#{sock}: address already in use$}, process.output)
+    refute_match BACKTRACE, process.output
+  end
+
+  def test_a_second_master_does_not_take_over_a_live_control_socket
+    start_cluster(APP, workers: 1)
+    wait_until("1 worker serving") { serving_workers.size == 1 }
+    second = run_spindle("-w", "1", "--control", "unix://#{@control}", "-b", LOOPBACK, APP)
+    refute second.status&.success?
+    assert_match(%r{^spindle: control endpoint unix://#{@control}: address already in use$}, second.output)
+    assert_equal 1, stats["totals"]["workers"], "the first master still answers on its socket"
+  end
+
+  def test_a_control_socket_in_a_missing_directory_is_one_clear_line
+    dir = Dir.mktmpdir("spindle-control")
+    uri = "unix://#{dir}/missing/control.sock"
+    process = run_spindle("-w", "1", "--control", uri, "-b", LOOPBACK, APP)
+    refute process.status&.success?
+    assert_match(/^spindle: control endpoint #{uri}: cannot listen: No such file or directory$/, process.output)
+    refute_match BACKTRACE, process.output
+  end
+
+  def test_a_control_endpoint_on_the_apps_port_is_one_clear_line
+    port = free_port
+    process = run_spindle("-w", "1", "-b", "tcp://127.0.0.1:#{port}", "--control", "tcp://127.0.0.1:#{port}",
+                          "--control-token", "t", APP)
+    refute process.status&.success?
+    assert_match(%r{^spindle: control endpoint tcp://127.0.0.1:#{port}: address already in use$}, process.output)
+    refute_match BACKTRACE, process.output
+  end
+
+  private
+
+  def free_port
+    server = TCPServer.new("127.0.0.1", 0)
+    server.local_address.ip_port
+  ensure
+    server&.close
+  end
+end
