@@ -48,6 +48,14 @@ class ControlEndpointTest < SpindleIntegrationTest
     assert_equal 1, stats["totals"]["workers"], "the first master still answers on its socket"
   end
 
+  def test_a_stale_control_socket_left_by_a_dead_master_is_replaced
+    @control = File.join(Dir.mktmpdir("spindle-control"), "control.sock")
+    UNIXServer.new(@control).close # the file a killed master leaves: nobody answers on it
+    spawn_server("-w", "1", "--control", "unix://#{@control}", "-b", LOOPBACK, APP)
+    wait_until("1 worker serving") { serving_workers.size == 1 }
+    assert_equal 0o600, File.stat(@control).mode & 0o777, "a socket of its own, not the stale file"
+  end
+
   def test_a_control_socket_in_a_missing_directory_is_one_clear_line
     dir = Dir.mktmpdir("spindle-control")
     uri = "unix://#{dir}/missing/control.sock"
