@@ -18,14 +18,15 @@ module Spindle
     #
     # One thread accepts; each client gets its own thread (ControlSession), at
     # most MAX_CLIENTS at once, each with its own deadlines. A client past the
-    # cap is told the endpoint is busy and closed, so a handful of silent
-    # clients can delay an operator by at most a read deadline, never for good.
+    # cap is told the endpoint is busy and closed; a silent client holds its
+    # slot for one read deadline at most.
     class ControlServer
       COMMANDS = ControlSession::COMMANDS
       MAX_CLIENTS = 8
       ACCEPT_BACKOFF = 0.1 # seconds to wait when no descriptor is left, instead of spinning
 
-      # Public: the listening socket (a forked worker closes it).
+      # Public: the listening socket. A forked worker closes this, not #close,
+      # which would unlink the socket file the master still serves on.
       attr_reader :io
 
       def self.open(config, queue)
