@@ -129,7 +129,35 @@ class SingleSignalsTest < SpindleIntegrationTest
     assert_equal 1, process.output.scan("restart: new process").size, process.output
   end
 
+  # Through rackup there is no bin/spindle command line to rerun.
+  def test_usr2_under_rackup_is_logged_and_ignored
+    rackup = Gem.bin_path("rackup", "rackup")
+    out_r, out_w = IO.pipe
+    env = { "RUBYOPT" => "#{ENV['RUBYOPT']} -I#{File.join(SpindleProcess::ROOT, 'lib')}" }
+    pid = Process.spawn(env, RbConfig.ruby, rackup, "-s", "spindle", "-o", "127.0.0.1", "-p", "0",
+                        app_path("restartable"), out: out_w, err: out_w, pgroup: true)
+    out_w.close
+    output = +""
+    port = Integer(read_until(out_r, output, %r{binds=tcp://127\.0\.0\.1:(\d+)})[1])
+    Process.kill(:USR2, pid)
+    read_until(out_r, output, /USR2 ignored: started without bin\/spindle's command line/)
+    connection = HttpClient.connect("127.0.0.1", port)
+    connection.write(request("GET", "/", [["Connection", "close"]]))
+    assert_equal pid, JSON.parse(connection.read_response.body).fetch("pid")
+  ensure
+    connection&.close
+    Process.kill(:KILL, -pid) if pid
+    Process.wait(pid) if pid
+  end
+
   private
+
+  def read_until(io, output, pattern)
+    wait_until("#{pattern.inspect} in:\n#{output}") do
+      output << io.read_nonblock(4096, exception: false).then { |d| d.is_a?(String) ? d : "" }
+      output.match(pattern)
+    end
+  end
 
   # The old process's exit. Not SpindleProcess#wait_for_exit: that also waits
   # for the end of its output, which the successor holds open.
