@@ -91,4 +91,22 @@ class FiberDrainTest < SpindleIntegrationTest
       refute_app_errors(app)
     end
   end
+
+  # QUIT to the master: every worker drains with no time limit; the request
+  # held in the app gets its response.
+  def test_quit_to_the_master_lets_the_request_in_flight_finish_on_fibers
+    app = start_cluster("--engine", "fibers", app_path("cluster"), workers: 2)
+    wait_until("2 workers serving") { serving_workers.size == 2 }
+    gate = rendezvous
+    in_flight = connect(app)
+    in_flight.write(request("GET", "/gate?path=#{gate.path}"))
+    visit = gate.await("entered")
+
+    Process.kill(:QUIT, app.pid)
+    wait_until("both workers draining") { app.output.scan("draining (no time limit)").size == 2 }
+    visit.release
+    assert_equal 200, in_flight.read_response.status, app.output
+    assert_equal 0, app.wait_for_exit(SpindleProcess::STOP_DEADLINE)&.exitstatus, app.output
+    refute_app_errors(app)
+  end
 end
