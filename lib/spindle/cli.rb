@@ -51,9 +51,10 @@ module Spindle
       raise_open_file_limit
       log = Log.new(quiet: config.quiet, requests: config.log_requests)
       rackup = AppLoader.resolve(config.rackup)
+      Cluster::HotRestart.remember(@argv) # USR2 reruns this command line, with or without -w
       return serve_cluster(config, log, rackup) if config.cluster?
 
-      Server.new(AppLoader.load(rackup), config, log).bind.run
+      Server.new(AppLoader.load(rackup), config, log, restartable: true).bind.run
       0
     end
 
@@ -68,7 +69,6 @@ module Spindle
 
     def serve_cluster(config, log, rackup)
       require_relative "cluster/master"
-      Cluster::HotRestart.remember(@argv)
       Cluster::Master.new(config, log, rackup).run
       0
     end

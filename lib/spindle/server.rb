@@ -4,26 +4,33 @@ require_relative "listener"
 require_relative "handler"
 require_relative "engine"
 require_relative "signals"
+require_relative "single_restart"
 
 module Spindle
   # One serving process: listeners, an engine and its handler. Alone (no
-  # workers) it also owns TERM and INT: the first drains (stop accepting, let
-  # in-flight requests finish within shutdown_timeout), the second stops at once.
-  # In cluster mode a Worker drives the same object and owns the signals.
+  # workers) it also owns the signals (see Signals): TERM and INT drain (stop
+  # accepting, let in-flight requests finish within shutdown_timeout), QUIT
+  # drains with no limit, a second stop signal stops at once, USR2 restarts
+  # (SingleRestart). In cluster mode a Worker drives the same object and owns
+  # the signals.
   class Server
     attr_reader :listeners, :handler
 
-    def initialize(app, config, log, listeners: [], multiprocess: false)
+    # restartable: bin/spindle recorded its command line, so USR2 can rerun it.
+    def initialize(app, config, log, listeners: [], multiprocess: false, restartable: false)
       @app = app
       @config = config
       @log = log
       @listeners = listeners
       @multiprocess = multiprocess
+      @restartable = restartable
     end
 
-    # Opens the listeners. Raises Listener::Error (port in use, bad URI).
+    # Opens the listeners, or takes over those of the process that restarted
+    # into this one. Raises Listener::Error (port in use, bad URI).
     def bind
-      @listeners = @config.binds.map { |uri| Listener.open(uri, backlog: @config.backlog) }
+      inherited = SingleRestart.inherited_listeners if @restartable
+      @listeners = inherited || @config.binds.map { |uri| Listener.open(uri, backlog: @config.backlog) }
       self
     rescue Listener::Error
       close_listeners
@@ -39,15 +46,17 @@ module Spindle
       self
     end
 
-    # Single mode: serve until TERM/INT, then close the listeners.
+    # Single mode: serve until a stop signal, then close the listeners.
     def run
       prepare
-      Signals.new(@log).on_stop { drain(@config.shutdown_timeout) }.on_force { force_exit }.install
+      @restart = SingleRestart.new(@log, @listeners, command_line: @restartable)
+      install_signals
       @log.announce(startup_line)
+      SingleRestart.tell_predecessor(@log) if @restartable
       serve
       @log.info("spindle: stopped")
     ensure
-      close_listeners
+      close_listeners(unlink: !@restart&.handed_over?)
     end
 
     def serve = @engine.run
@@ -55,7 +64,8 @@ module Spindle
     # Stops accepting and lets in-flight requests finish; after timeout seconds
     # (nil: no limit) the process exits anyway.
     def drain(timeout)
-      @log.info("spindle: draining#{timeout ? " (up to #{timeout}s)" : ''}; signal again to stop at once")
+      @log.info("spindle: draining (#{timeout ? "up to #{timeout}s" : 'no time limit'}); signal again to stop at once")
+      @restart&.stopping!
       @handler.stopping!
       @engine.stop
       Thread.new { sleep timeout; expire(timeout) } if timeout
@@ -77,13 +87,21 @@ module Spindle
 
     private
 
+    def install_signals
+      Signals.new(@log)
+             .on_stop { |how| drain(how == :timed ? @config.shutdown_timeout : nil) }
+             .on_force { force_exit }
+             .on_restart { @restart.start }
+             .install
+    end
+
     def expire(timeout)
       @log.error("in-flight requests did not finish within #{timeout}s; exiting")
       force_exit
     end
 
     def force_exit
-      close_listeners
+      close_listeners(unlink: !@restart&.handed_over?)
       exit!(1)
     end
   end

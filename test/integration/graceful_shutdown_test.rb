@@ -2,6 +2,7 @@
 
 require "json"
 require_relative "../support/spindle_process"
+require_relative "../support/drain_helpers"
 
 # TERM and INT: stop accepting, let in-flight requests finish, close idle
 # keep-alive connections, exit 0. A second signal exits at once.
@@ -12,6 +13,10 @@ require_relative "../support/spindle_process"
 # request survives shutdown. That needs an engine that can hold an idle
 # connection while another request runs, so these tests use `threads`.
 class GracefulShutdownTest < SpindleIntegrationTest
+  include DrainHelpers
+
+  ENGINES = %w[blocking threads fibers hybrid].freeze
+
   def start_server
     spawn_server("-b", LOOPBACK, "--engine", "threads", "-t", "2:4", app_path("all"))
   end
@@ -77,7 +82,39 @@ class GracefulShutdownTest < SpindleIntegrationTest
     assert status, "a second signal should stop the server at once, even with a request in flight:\n#{process.output}"
   end
 
+  # Every engine, both drains: the request in flight when the signal comes
+  # gets its whole response, and an idle keep-alive connection is closed, not
+  # reset. The fiber engines used to stop the request's fiber with the
+  # acceptors: a 500 from "app raised: Async::Stop" at the moment of the signal.
+  ENGINES.product(%w[TERM QUIT]).each do |engine, signal|
+    define_method("test_#{signal.downcase}_lets_the_request_in_flight_finish_on_#{engine}") do
+      process = spawn_server("-b", LOOPBACK, "--engine", engine, "-t", "2:4", app_path("all"))
+      idle = idle_keep_alive_connection(process) # first: the blocking engine serves one request at a time
+      in_flight, visit = request_in_the_app(process)
+      process.signal(signal)
+      assert process.wait_for_output(/draining/), "no drain after #{signal}:\n#{process.output}"
+      assert_closed_cleanly(idle) unless engine == "blocking" # its one thread is inside the app
+      visit.release
+
+      response = in_flight.read_response
+      assert_equal [200, "released\n"], [response.status, response.body], "#{engine}, #{signal}:\n#{process.output}"
+      assert response.close?, "a response sent while draining should say connection: close:\n#{response}"
+      assert_closed_cleanly(idle) if engine == "blocking"
+      status = process.wait_for_exit(SpindleProcess::STOP_DEADLINE)
+      assert_equal 0, status&.exitstatus, "#{engine} after #{signal}:\n#{process.output}"
+      refute_app_errors(process)
+    end
+  end
+
   private
+
+  # A request held inside the app (the gate) until the visit is released.
+  def request_in_the_app(process)
+    gate = rendezvous
+    in_flight = connect(process)
+    in_flight.write(request("GET", "/gate?path=#{gate.path}"))
+    [in_flight, gate.await("entered")]
+  end
 
   # A request held inside the app, an idle keep-alive connection beside it,
   # then TERM: the idle one must be closed at once. Returns the in-flight

@@ -1,0 +1,75 @@
+# frozen_string_literal: true
+
+require_relative "cluster/hot_restart"
+
+module Spindle
+  # USR2 for a process serving alone (no -w): new code without a refused
+  # connection, like Puma's restart. The process starts its successor from the
+  # same command line and hands it the listening sockets across exec
+  # (Cluster::HotRestart, which the master uses for the same). Both accept for
+  # a moment; once the successor serves, it sends this process QUIT, and this
+  # one drains with no time limit. The pid changes.
+  #
+  # One successor at a time: a USR2 while one starts is refused, so two
+  # processes never end up serving for good. A successor that exits before it
+  # serves (an app that fails to load, say) leaves this process serving, and
+  # says so; the next USR2 tries again.
+  class SingleRestart
+    # command_line: whether bin/spindle recorded its command line
+    # (HotRestart.remember); a server started through rackup has none to rerun.
+    def initialize(log, listeners, command_line:)
+      @log = log
+      @listeners = listeners
+      @command_line = command_line
+      @successor = nil
+      @stopping = false
+    end
+
+    # In a successor: the listeners its predecessor handed over, or nil.
+    def self.inherited_listeners = Cluster::HotRestart.inherited_listeners
+
+    # In a successor that now serves: the predecessor may drain.
+    def self.tell_predecessor(log)
+      pid = Cluster::HotRestart.parent or return
+      Process.kill(:QUIT, pid)
+      log.info("spindle: serving; told the previous process (pid #{pid}) to drain")
+    rescue Errno::ESRCH, Errno::EPERM
+      nil # it is gone already
+    end
+
+    # From the signal thread, on USR2.
+    def start
+      return refuse("started without bin/spindle's command line (rackup?), so there is none to rerun") unless @command_line
+      return refuse("new process pid #{@successor} is still starting") if @successor
+
+      @successor = Cluster::HotRestart.start(@listeners)
+      @log.info("spindle: restart: new process pid #{@successor} shares the listeners; " \
+                "this one drains once it serves")
+      Thread.new(@successor) { |pid| watch(pid) }
+    end
+
+    # The process drains: a successor that exits from now on changes nothing.
+    def stopping! = @stopping = true
+
+    # While a successor lives, the listeners (and a unix socket's file) are its
+    # too: closing them here must not unlink the file.
+    def handed_over? = !@successor.nil?
+
+    private
+
+    def refuse(why)
+      @log.info("spindle: USR2 ignored: #{why}")
+    end
+
+    # Reaps the successor. Exiting before this process drains means it never
+    # served: its predecessor keeps serving, alone again.
+    def watch(pid)
+      _, status = Process.wait2(pid)
+      @successor = nil
+      return if @stopping
+
+      how = status.exitstatus ? "status #{status.exitstatus}" : "signal #{status.termsig}"
+      @log.error("restart failed: new process pid #{pid} exited (#{how}) before it served; still serving here")
+    end
+  end
+end
