@@ -31,6 +31,7 @@ module Spindle
 
       file_values.reject { |name, _| LISTEN.include?(name) }
     end
+    private_class_method :layer
 
     def initialize(values)
       @hooks = values.delete(:hooks) || {}

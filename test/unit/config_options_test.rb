@@ -3,6 +3,7 @@
 require "test_helper"
 require "spindle/cli"
 require "spindle/rack_handler"
+require "tmpdir"
 
 # The option table drives the CLI, the config file, the rackup handler and
 # CONFIG.md; these check that each of them takes what the table offers.
@@ -65,6 +66,19 @@ class ConfigOptionsTest < Minitest::Test
   def test_rackup_bind_replaces_host_and_port
     config = Spindle::RackHandler.build_config(Host: "127.0.0.1", Port: 9292, Bind: "unix:///tmp/a.sock,tcp://[::1]:0")
     assert_equal ["unix:///tmp/a.sock", "tcp://[::1]:0"], config.binds
+  end
+
+  # -O Config=FILE: the file's options and hooks, its bind over rackup's host and port.
+  def test_rackup_config_file
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "spindle.rb")
+      File.write(path, "workers 3\nbind \"unix://#{dir}/a.sock\"\nbefore_fork { File.write(\"#{dir}/ran\", \"\") }\n")
+      config = Spindle::RackHandler.build_config(Host: "127.0.0.1", Port: 9292, Config: path)
+      assert_equal 3, config.workers
+      assert_equal ["unix://#{dir}/a.sock"], config.binds
+      config.run_hooks(:before_fork)
+      assert File.exist?(File.join(dir, "ran")), "the file's before_fork hook should run"
+    end
   end
 
   def test_rackup_refuses_unknown_camel_case_names_and_leaves_its_own_alone
