@@ -9,7 +9,15 @@ module Spindle
   # install the gems the Gemfile names and compile the C extension when it is
   # missing or older than its sources. Uses only the standard library, since it
   # runs before Bundler has installed anything.
+  #
+  # A checkout the user cannot write (a root-owned clone run as an app user)
+  # works when everything is already installed and built: nothing is written
+  # then. When something is missing and cannot be written, one line says what
+  # and where, and the exit status is 2 (a start-up failure, as in bin/spindle).
   module Bootstrap
+    # Errors that mean "this user may not write here".
+    NOT_WRITABLE = [Errno::EACCES, Errno::EPERM, Errno::EROFS].freeze
+
     module_function
 
     def run!(groups: [])
@@ -25,10 +33,19 @@ module Spindle
       env = groups.empty? ? {} : { "BUNDLE_WITH" => groups.join(":") }
       unless system(env, "bundle", "check", out: File::NULL, err: File::NULL)
         warn "spindle: installing gems (first run)..."
-        system(env, "bundle", "install", "--quiet", exception: true)
+        system(env, "bundle", "install", "--quiet") or
+          give_up("the gems the Gemfile names are missing and `bundle install` failed (its message is above)")
       end
+      touch_stamp(stamp)
+    end
+
+    # The stamp only saves the next start a `bundle check`: a user who may not
+    # write tmp/ goes without it.
+    def touch_stamp(stamp)
       FileUtils.mkdir_p(File.dirname(stamp))
       FileUtils.touch(stamp)
+    rescue *NOT_WRITABLE
+      nil
     end
 
     # True when stamp is newer than every one of files: nothing changed since the
@@ -41,14 +58,47 @@ module Spindle
     end
 
     # Several servers may start at once (the test suite does): the lock makes
-    # one of them build while the others wait, then find the build fresh.
+    # one of them build while the others wait, then find the build fresh. A
+    # user who may not write the build directory still takes the lock (flock
+    # needs no write access), so it waits for a build in progress too.
     def build_extension
       dir = Native.build_dir
+      lock, writable = open_lock(dir)
+      lock&.flock(File::LOCK_EX)
+      return if extension_fresh?(dir)
+
+      give_up("the C extension is missing or older than its sources, and #{user} cannot write #{dir} " \
+              "to build it: run bin/build-ext once as its owner") unless writable
+      compile(dir)
+    ensure
+      lock&.close
+    end
+
+    # The lock file, and whether this user can write the build directory. The
+    # lock is nil when it cannot even be read (no build ever ran here).
+    def open_lock(dir)
       FileUtils.mkdir_p(dir)
-      File.open(File.join(dir, ".lock"), File::RDWR | File::CREAT) do |lock|
-        lock.flock(File::LOCK_EX)
-        compile(dir) unless extension_fresh?(dir)
-      end
+      [File.open(File.join(dir, ".lock"), File::RDWR | File::CREAT), true]
+    rescue *NOT_WRITABLE
+      [read_only_lock(dir), false]
+    end
+
+    def read_only_lock(dir)
+      File.open(File.join(dir, ".lock"), File::RDONLY)
+    rescue SystemCallError
+      nil
+    end
+
+    def user
+      require "etc"
+      "user #{Etc.getpwuid(Process.euid)&.name || Process.euid}"
+    rescue ArgumentError
+      "uid #{Process.euid}"
+    end
+
+    def give_up(message)
+      warn "spindle: #{message}"
+      exit 2
     end
 
     def extension_fresh?(dir)
@@ -65,7 +115,7 @@ module Spindle
       return if ok
 
       warn File.read(log)
-      abort "spindle: compiling the C extension failed (log: #{log})"
+      give_up("compiling the C extension failed (log: #{log})")
     end
   end
 end

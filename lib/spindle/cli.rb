@@ -10,10 +10,28 @@ require_relative "memory_setup"
 
 module Spindle
   # bin/spindle: flags (generated from Config::OPTIONS) and a rackup file in, a
-  # serving process out. Every failure is one line on stderr and a non-zero exit:
-  # 2 for a bad flag, 1 for anything else.
+  # serving process out. A failure to start is one line on stderr, never a
+  # backtrace, and its exit status says whose move it is:
+  #   2  Spindle could not start with what it was given: a bad flag or value, a
+  #      config file that fails, a listener or control endpoint it cannot open
+  #      (in use, privileged port, missing directory), in one process or while
+  #      a cluster master boots. Fix the command line or the machine.
+  #   1  the app could not be loaded (rackup file missing, raising, no `run`).
+  #      Fix the app.
+  # A server that started and then stops exits 0 (or 1, see docs/SIGNALS.md).
   class CLI
     USAGE = "Usage: spindle [options] [config.ru]"
+    EPILOGUE = <<~TEXT.freeze
+      The config file (-C FILE) is Ruby: one method per option (bind, engine, threads,
+      max_body, ...) and the cluster's lifecycle hooks:
+        #{Config::DSL::HOOKS.map { |h| "#{h.name} { #{h.block_args.empty? ? '' : "#{h.block_args} "}... }" }.join("\n  ")}
+      docs/CONFIG.md documents every option, the file's language and each hook.
+
+      Exit status: 0 stopped cleanly; 1 the app could not be loaded; 2 Spindle could not
+      start (a bad flag, value or config file, or a listener it cannot open).
+    TEXT
+
+    STARTUP_ERRORS = [OptionParser::ParseError, Config::Error, Listener::Error, Engine::UnknownEngine].freeze
 
     def run(argv)
       @argv = argv.dup
@@ -21,12 +39,10 @@ module Spindle
       return 0 if values.nil?
 
       serve(Config.build(values))
-    rescue OptionParser::ParseError, Config::Error => e
-      warn "spindle: #{e.message}"
-      2
-    rescue AppLoader::Error, Listener::Error, Engine::UnknownEngine => e
-      warn "spindle: #{e.message}"
-      1
+    rescue *STARTUP_ERRORS => e
+      fail_with(e, 2)
+    rescue AppLoader::Error => e
+      fail_with(e, 1)
     end
 
     # The values the command line sets, or nil when it only asked for -h or -v.
@@ -43,6 +59,11 @@ module Spindle
     end
 
     private
+
+    def fail_with(error, status)
+      warn "spindle: #{error.message.lines.first&.chomp}"
+      status
+    end
 
     def serve(config)
       env = MemorySetup.environment_for(config)
@@ -86,13 +107,15 @@ module Spindle
           puts opts
           done.call
         end
+        opts.separator ""
+        EPILOGUE.each_line { |line| opts.separator(line.chomp) }
       end
     end
 
     def define(opts, option, values)
       flags = option.flag
       flags = [flags.first, "#{flags.last} #{option.arg}"] if option.arg
-      opts.on(*flags, option.doc) do |raw|
+      opts.on(*flags, option.description) do |raw|
         if option.name == :binds
           (values[:binds] ||= []) << raw
         else

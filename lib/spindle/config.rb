@@ -9,14 +9,29 @@ module Spindle
   # built.
   class Config
     DEFAULT_BIND = "tcp://0.0.0.0:9292"
+    # Two ways to say where to listen. A layer that names either replaces both
+    # from the layer below; one layer naming both is an error (see #check_listen).
+    LISTEN = %i[binds port].freeze
 
-    def self.build(cli_values)
+    # default_binds: where to listen when no layer says (the rackup handler's
+    # Host and Port); without it, DEFAULT_BIND.
+    def self.build(cli_values, default_binds: nil)
       values = OPTIONS.to_h { |o| [o.name, o.default_value] }
       file = cli_values[:config_file]
-      values.merge!(DSL.load(file)) if file
+      values.merge!(layer(DSL.load(file), cli_values)) if file
       values.merge!(cli_values)
+      values[:binds] = default_binds if default_binds && values[:binds].empty? && values[:port].nil?
       new(values)
     end
+
+    # The file's values without what the command line overrides: `-p 8080`
+    # replaces the file's binds, as `-b` replaces its port.
+    def self.layer(file_values, cli_values)
+      return file_values unless LISTEN.any? { |name| cli_values.key?(name) }
+
+      file_values.reject { |name, _| LISTEN.include?(name) }
+    end
+    private_class_method :layer
 
     def initialize(values)
       @hooks = values.delete(:hooks) || {}
@@ -24,6 +39,7 @@ module Spindle
       raise Error, "unknown option: #{unknown.join(', ')}" unless unknown.empty?
 
       @values = OPTIONS.to_h { |o| [o.name, o.default_value] }.merge(values).freeze
+      check_listen
     end
 
     OPTIONS.each do |option|
@@ -54,5 +70,16 @@ module Spindle
     end
 
     def to_h = @values
+
+    private
+
+    # -p used to be dropped without a word when -b was given too. Both at once is
+    # a mistake: which did the operator mean?
+    def check_listen
+      return if @values[:port].nil? || @values[:binds].empty?
+
+      raise Error, "port #{@values[:port]} and bind #{@values[:binds].join(', ')} both given: " \
+                   "give binds only (add -b tcp://0.0.0.0:#{@values[:port]} to listen on that port too)"
+    end
   end
 end

@@ -2,6 +2,7 @@
 
 require "socket"
 require "uri"
+require_relative "listener/bind_failure"
 
 module Spindle
   # One listening socket, opened from a bind URI. Knows what to tell the Rack env
@@ -15,47 +16,56 @@ module Spindle
 
     attr_reader :io, :uri, :server_name, :server_port
 
+    PORTS = (0..65_535)
+
     def self.open(uri, backlog:)
       parsed = URI.parse(uri)
       case parsed.scheme
-      when "tcp" then open_tcp(parsed, backlog)
-      when "unix" then open_unix(parsed, backlog)
+      when "tcp" then open_tcp(parsed, backlog, uri)
+      when "unix" then open_unix(parsed, backlog, uri)
       else raise Error, "unsupported bind #{uri.inspect} (use tcp://HOST:PORT or unix://PATH)"
       end
     rescue URI::InvalidURIError
       raise Error, "invalid bind URI #{uri.inspect}"
     end
 
-    def self.open_tcp(uri, backlog)
-      host = uri.hostname.to_s.empty? ? "0.0.0.0" : uri.hostname
-      raise Error, "bind #{uri} has no port" unless uri.port
+    # The port a bind names, checked: the kernel takes a port as 16 bits, so
+    # 99999 would silently become 34463. 0 asks the kernel for a free port.
+    def self.port_of(uri, shown)
+      raise Error, "bind #{shown} has no port" unless uri.port
+      raise Error, "bind #{shown}: port #{uri.port} is outside 0-65535" unless PORTS.cover?(uri.port)
 
+      uri.port
+    end
+
+    # shown: the URI as the operator wrote it, for messages (URI#to_s turns
+    # unix:///x into unix:/x).
+    def self.open_tcp(uri, backlog, shown = uri.to_s)
+      host = uri.hostname.to_s.empty? ? "0.0.0.0" : uri.hostname
+      port = port_of(uri, shown)
       server = Socket.new(host.include?(":") ? :INET6 : :INET, :STREAM)
       server.setsockopt(:SOCKET, :REUSEADDR, true)
       server.setsockopt(:IPV6, :V6ONLY, true) if host.include?(":")
-      server.bind(Addrinfo.tcp(host, uri.port))
+      server.bind(Addrinfo.tcp(host, port))
       server.listen(backlog)
       port = server.local_address.ip_port
       shown = host.include?(":") ? "[#{host}]" : host
       new(server, "tcp://#{shown}:#{port}", host, port.to_s)
-    rescue Errno::EADDRINUSE
+    rescue SystemCallError, SocketError => e
       server&.close
-      raise Error, "address already in use: #{uri}"
-    rescue Errno::EADDRNOTAVAIL, SocketError => e
-      server&.close
-      raise Error, "cannot bind #{uri}: #{e.message}"
+      raise Error, BindFailure.message(uri, shown, e)
     end
 
-    def self.open_unix(uri, backlog)
+    def self.open_unix(uri, backlog, shown = uri.to_s)
       path = "#{uri.host}#{uri.path}"
       remove_stale_socket(path)
       server = Socket.new(:UNIX, :STREAM)
       server.bind(Addrinfo.unix(path))
       server.listen(backlog)
       new(server, "unix://#{path}", "localhost", "80", path: path)
-    rescue Errno::EADDRINUSE
+    rescue SystemCallError, ArgumentError => e
       server&.close
-      raise Error, "address already in use: #{uri}"
+      raise Error, BindFailure.message(uri, shown, e)
     end
 
     # A socket file left by a process that died is in the way; one that answers

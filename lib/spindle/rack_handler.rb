@@ -1,39 +1,66 @@
 # frozen_string_literal: true
 
 require_relative "config"
+require_relative "config/rackup_options"
 require_relative "log"
 require_relative "server"
+require_relative "memory_setup"
 
 module Spindle
   # Spindle behind the rackup interface: `rackup -s spindle`, `rails server -u
-  # spindle`. Host and Port come from rackup; Engine, Threads and Quiet may be
-  # passed as rackup options (-O Engine=fibers).
+  # spindle`. Host and Port come from rackup; every other option the CLI has is
+  # a rackup option in CamelCase (-O Engine=fibers -O Workers=2 -O MaxBody=nil,
+  # -O Config=spindle.rb for a config file with hooks); see
+  # Config::RackupOptions and docs/CONFIG.md.
   module RackHandler
-    OPTIONS = {
-      "Engine=NAME" => "blocking, threads (default), fibers or hybrid",
-      "Threads=MIN:MAX" => "thread pool size (threads engine), loop threads (hybrid)",
-      "Quiet" => "log only the start-up line and errors",
-    }.freeze
-
     module_function
 
     def run(app, **options)
-      config = Config.new(values(options))
-      server = Server.new(app, config, Log.new(quiet: config.quiet)).bind
+      config = build_config(options)
+      reexec_with_memory_settings(config)
+      log = Log.new(quiet: config.quiet, requests: config.log_requests)
+      return run_cluster(app, config, log, options) if config.cluster?
+
+      server = Server.new(app, config, log).bind
       yield server if block_given?
       server.run
     end
 
-    def valid_options = OPTIONS
+    def valid_options = Config::RackupOptions.help
 
-    def values(options)
-      host = options.fetch(:Host, "0.0.0.0").to_s
-      host = "[#{host}]" if host.include?(":")
-      values = { binds: ["tcp://#{host}:#{options.fetch(:Port, 9292)}"] }
-      values[:engine] = Config::BY_NAME[:engine].value(options[:Engine]) if options[:Engine]
-      values[:threads] = Config::Coerce.thread_range(options[:Threads]) if options[:Threads]
-      values[:quiet] = true if options[:Quiet]
-      values
+    # -O Bind, or a config file's bind, wins over rackup's Host and Port (which
+    # rackup always fills in, so they cannot tell us whether they were typed).
+    def build_config(options)
+      values = Config::RackupOptions.values(options)
+      Config.build(values, default_binds: [Config::RackupOptions.host_port_bind(options)])
+    end
+
+    # The allocator settings are read once, at process start (see MemorySetup).
+    # bin/spindle re-executes itself with them; here the process is rackup's (or
+    # rails server's), so it is re-executed with its own command line.
+    def reexec_with_memory_settings(config)
+      env = MemorySetup.environment_for(config)
+      command = own_command_line if env
+      exec(env, *command) if command
+    end
+
+    # -O Workers=N: the master forks workers from this process, which holds the
+    # app rackup built (the preload); with -O Preload=false each worker loads
+    # rackup's config.ru itself. A hot restart (USR2) starts this same command
+    # again, which inherits the listeners as a bin/spindle would.
+    def run_cluster(app, config, log, options)
+      require_relative "cluster/master"
+      Cluster::HotRestart.remember([], command: own_command_line || [RbConfig.ruby, $PROGRAM_NAME])
+      rackup = options[:config] || "config.ru"
+      Cluster::Master.new(config, log, rackup, app: config.preload ? app : nil).run
+    end
+
+    # The command line the kernel recorded for this process: rackup has consumed
+    # ARGV by now. nil without /proc.
+    def own_command_line
+      File.binread("/proc/self/cmdline").split("\0")
+    rescue SystemCallError
+      nil
     end
   end
 end

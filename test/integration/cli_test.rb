@@ -7,7 +7,7 @@ require_relative "../../lib/spindle/version"
 
 # bin/spindle as an operator meets it: version, help, the start-up line, the
 # default app, and one clear line plus a non-zero exit for every mistake
-# (2 for a bad flag, 1 for the rest).
+# (1 when the app cannot be loaded, 2 for every other failure to start).
 class CliTest < SpindleIntegrationTest
   OPTIONS = %w[--bind --port --environment --engine --threads --config --log-requests --quiet --version --help].freeze
 
@@ -80,7 +80,80 @@ class CliTest < SpindleIntegrationTest
     holder = TCPServer.new("127.0.0.1", 0)
     port = holder.addr[1]
     process = run_spindle("-b", "tcp://127.0.0.1:#{port}", app_path("echo"))
-    assert_one_error_line(process, 1, /#{port}|in use/i)
+    assert_one_error_line(process, 2, /#{port}.*in use/i)
+  ensure
+    holder&.close
+  end
+
+  # Issue #11, item 19: the kernel takes 16 bits of a port, so 70000 bound 4464.
+  def test_port_outside_the_range_is_refused
+    %w[70000 65536 -1].each do |port|
+      process = run_spindle("-p", port, app_path("echo"))
+      assert_one_error_line(process, 2, /port.*#{port}|#{port}.*port/)
+    end
+  end
+
+  def test_bind_port_outside_the_range_is_refused
+    process = run_spindle("-b", "tcp://127.0.0.1:99999", app_path("echo"))
+    assert_one_error_line(process, 2, %r{tcp://127\.0\.0\.1:99999.*0-65535})
+  end
+
+  # Item 20: -p was dropped without a word when -b was given too.
+  def test_port_and_bind_together_are_refused
+    process = run_spindle("-p", "9", "-b", LOOPBACK, app_path("echo"))
+    assert_one_error_line(process, 2, /port 9 and bind/)
+  end
+
+  def test_port_and_bind_in_one_config_file_are_refused
+    config = File.join(@dir, "both.rb")
+    File.write(config, "port 9\nbind \"tcp://127.0.0.1:0\"\n")
+    process = run_spindle("-C", config, app_path("echo"))
+    assert_one_error_line(process, 2, /port 9 and bind/)
+  end
+
+  # Flags win over the file, and -p and -b both say where to listen: -p on the
+  # command line replaces the file's binds (it used to be ignored).
+  def test_port_flag_replaces_the_config_files_bind
+    config = File.join(@dir, "bound.rb")
+    File.write(config, "bind \"unix://#{@dir}/from-file.sock\"\n")
+    port = free_port
+    process = spawn_server("-C", config, "-p", port.to_s, app_path("echo"))
+    assert_equal ["tcp://0.0.0.0:#{port}"], process.binds.map(&:uri), process.start_line
+  end
+
+  # Item 21: the help offered nil and the flag refused it. With no limit, a
+  # body far above the default 100 MiB is let in (100 Continue, not 413).
+  def test_max_body_nil_means_no_limit
+    process = spawn_server("--max-body", "nil", "--min-body-rate", "nil", "-b", LOOPBACK, app_path("echo"))
+    connection = connect(process)
+    connection.write(request("POST", "/big", [["Expect", "100-continue"], ["Content-Length", (200 * 1024 * 1024).to_s]]))
+    assert_equal 100, connection.read_response(interim: false).status
+  end
+
+  # Item 23: hooks were in neither -h nor CONFIG.md, and -C pointed at a "DSL
+  # below" that did not exist.
+  def test_help_names_every_hook_and_where_the_dsl_is_documented
+    process = run_spindle("-h")
+    %w[before_fork after_worker_fork before_refork after_refork].each do |hook|
+      assert_includes process.stdout, hook, "-h should name the #{hook} hook"
+    end
+    assert_includes process.stdout, "docs/CONFIG.md"
+    assert_match(/^Exit status: /, process.stdout)
+  end
+
+  # Startup errors were raw backtraces; each is one line and exit 2, in one
+  # process and while a cluster master boots (Master#boot opens the listeners).
+  def test_unix_bind_in_a_missing_directory
+    [[], ["-w", "1"]].each do |mode|
+      process = run_spindle(*mode, "-b", "unix://#{@dir}/missing/app.sock", app_path("echo"))
+      assert_one_error_line(process, 2, %r{unix://#{Regexp.escape(@dir)}/missing/app\.sock.*directory .* does not exist})
+    end
+  end
+
+  def test_cluster_port_in_use
+    holder = TCPServer.new("127.0.0.1", 0)
+    process = run_spindle("-w", "1", "-b", "tcp://127.0.0.1:#{holder.addr[1]}", app_path("echo"))
+    assert_one_error_line(process, 2, /#{holder.addr[1]}.*in use/)
   ensure
     holder&.close
   end
@@ -172,6 +245,14 @@ class CliTest < SpindleIntegrationTest
   end
 
   private
+
+  # A port that was free a moment ago (bound to 0 and released).
+  def free_port
+    server = TCPServer.new("127.0.0.1", 0)
+    server.addr[1]
+  ensure
+    server&.close
+  end
 
   def assert_one_error_line(process, exitstatus, mentions)
     status = process.status

@@ -3,31 +3,85 @@
 require "rbconfig"
 require_relative "../support/spindle_process"
 
-# `rackup -s spindle` finds Spindle's handler and serves through it.
+# `rackup -s spindle` finds Spindle's handler and serves through it, with
+# every option the CLI has as -O Name=VALUE.
 class RackupHandlerTest < Minitest::Test
   ROOT = SpindleProcess::ROOT
   APP = File.join(ROOT, "examples", "hello", "config.ru")
 
+  def teardown
+    return unless @pid
+
+    Process.kill(:KILL, -@pid)
+    Process.wait(@pid)
+  end
+
   def test_rackup_serves_an_app_with_spindle
     port = free_port
-    rackup = Gem.bin_path("rackup", "rackup")
-    out_r, out_w = IO.pipe
-    env = { "RUBYOPT" => "#{ENV['RUBYOPT']} -I#{File.join(ROOT, 'lib')}" } # keeps bin/test's Bundler setup
-    pid = Process.spawn(env, RbConfig.ruby, rackup, "-s", "spindle",
-                        "-o", "127.0.0.1", "-p", port.to_s, "-O", "Engine=fibers", APP,
-                        out: out_w, err: out_w, pgroup: true)
-    out_w.close
-    line = wait_for_line(out_r, /^spindle .*engine=fibers/)
+    out = rackup("-o", "127.0.0.1", "-p", port.to_s, "-O", "Engine=fibers", APP)
+    line = wait_for_line(out, /^spindle .*engine=fibers/)
     assert_match(/binds=tcp:\/\/127\.0\.0\.1:#{port}/, line)
-    response = HttpClient.connect("127.0.0.1", port).tap { |c| c.write(HttpClient.request("GET", "/")) }.read_response
-    assert_equal 200, response.status
-    assert_equal "Hello World\n", response.body
+    assert_hello(port)
+  end
+
+  # Issue #11, item 22: only Engine, Threads and Quiet were read; Workers was
+  # ignored without a word.
+  def test_rackup_takes_cluster_and_limit_options
+    port = free_port
+    out = rackup("-o", "127.0.0.1", "-p", port.to_s, "-O", "Workers=2", "-O", "Engine=blocking",
+                 "-O", "MaxBody=nil", "-O", "KeepaliveTimeout=3", APP)
+    line = wait_for_line(out, /^spindle .*workers=2/)
+    assert_match(/ engine=blocking /, line)
+    assert_hello(port)
+  end
+
+  # USR2 re-ran `bin/spindle` with no arguments (and crashed the master) when
+  # the cluster came from rackup; it now re-runs rackup's own command line.
+  def test_rackup_cluster_hot_restart
+    port = free_port
+    out = rackup("-o", "127.0.0.1", "-p", port.to_s, "-O", "Workers=1", APP)
+    old = wait_for_line(out, /^spindle .*workers=1/)[/ pid=(\d+)/, 1].to_i
+    Process.kill(:USR2, old)
+    new = wait_for_line(out, /^spindle .*workers=1.* pid=(?!#{old} )\d+/)[/ pid=(\d+)/, 1].to_i
+    refute_equal old, new
+    wait_for_line(out, /told the previous master \(pid #{old}\) to drain/)
+    assert_hello(port)
+  end
+
+  def test_rackup_bind_option_replaces_host_and_port
+    dir = Dir.mktmpdir("sph")
+    out = rackup("-O", "Bind=unix://#{dir}/r.sock", APP)
+    line = wait_for_line(out, /^spindle .*binds=/)
+    assert_match(%r{ binds=unix://#{Regexp.escape(dir)}/r\.sock }, line)
   ensure
-    Process.kill(:KILL, -pid) if pid
-    Process.wait(pid) if pid
+    FileUtils.rm_rf(dir) if dir
+  end
+
+  def test_rackup_refuses_an_unknown_option
+    out = rackup("-o", "127.0.0.1", "-p", free_port.to_s, "-O", "Wokers=2", APP)
+    wait_for_line(out, /unknown option -O Wokers/)
   end
 
   private
+
+  def rackup(*args)
+    out_r, out_w = IO.pipe
+    env = { "RUBYOPT" => "#{ENV['RUBYOPT']} -I#{File.join(ROOT, 'lib')}" } # keeps bin/test's Bundler setup
+    @pid = Process.spawn(env, RbConfig.ruby, Gem.bin_path("rackup", "rackup"), "-s", "spindle", *args,
+                         out: out_w, err: out_w, pgroup: true)
+    out_w.close
+    out_r
+  end
+
+  def assert_hello(port)
+    connection = HttpClient.connect("127.0.0.1", port)
+    connection.write(HttpClient.request("GET", "/", [["Connection", "close"]]))
+    response = connection.read_response
+    assert_equal 200, response.status
+    assert_equal "Hello World\n", response.body
+  ensure
+    connection&.close
+  end
 
   def free_port
     server = TCPServer.new("127.0.0.1", 0)

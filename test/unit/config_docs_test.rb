@@ -11,6 +11,15 @@ class ConfigDocsTest < Minitest::Test
                  "docs/CONFIG.md is stale: run bin/docs"
   end
 
+  # Issue #11, item 23: the hooks were documented nowhere an operator looks.
+  # The hooks are the DSL's methods that are neither options nor bind.
+  def test_every_hook_is_documented
+    markdown = File.read(File.expand_path("../../docs/CONFIG.md", __dir__))
+    hooks = Spindle::Config::DSL.public_instance_methods(false) - Spindle::Config::BY_NAME.keys - %i[bind values]
+    assert_equal 4, hooks.size, hooks.inspect
+    hooks.each { |hook| assert_match(/^\| `#{hook} \{/, markdown, "CONFIG.md should document #{hook}") }
+  end
+
   def test_every_option_is_documented
     Spindle::Config::OPTIONS.each do |option|
       refute_empty option.doc.to_s, "option #{option.name} has no doc"

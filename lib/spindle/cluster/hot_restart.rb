@@ -15,9 +15,11 @@ module Spindle
 
       module_function
 
-      # Recorded at start, before anything changes them.
-      def remember(argv)
-        @argv = argv.dup
+      # Recorded at start, before anything changes them. command: what to run
+      # instead of `ruby bin/spindle ARGV` (the rackup handler gives its own
+      # process's command line).
+      def remember(argv, command: [RbConfig.ruby, BIN])
+        @command = command + argv
         @dir = Dir.pwd
       end
 
@@ -25,7 +27,7 @@ module Spindle
         listeners.each { |l| l.io.close_on_exec = false }
         env = { LISTENERS => listeners.map(&:handover).join(","), PARENT => Process.pid.to_s }
         keep = listeners.to_h { |l| [l.io.fileno, l.io.fileno] }
-        Process.spawn(env, RbConfig.ruby, BIN, *@argv, chdir: @dir, **keep)
+        Process.spawn(env, *@command, chdir: @dir, **keep)
       end
 
       # The listeners a previous master handed over, or nil.

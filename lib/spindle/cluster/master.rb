@@ -26,10 +26,13 @@ module Spindle
 
       attr_reader :children, :generation, :desired, :started_at
 
-      def initialize(config, log, rackup)
+      # app: an app already built (the rackup handler's); preloaded instead of
+      # loading rackup a second time.
+      def initialize(config, log, rackup, app: nil)
         @config = config
         @log = log
         @rackup = rackup
+        @app = app
         @children = Children.new
         @desired = config.workers
         @generation = 0
@@ -57,7 +60,7 @@ module Spindle
         @signals = SignalQueue.new.trap_signals
         inherited = HotRestart.inherited_listeners
         @parent_master = HotRestart.parent
-        @app = AppLoader.load(@rackup) if @config.preload
+        @app ||= AppLoader.load(@rackup) if @config.preload
         @server = Server.new(@app, @config, @log, listeners: inherited || [])
         @server.bind unless inherited
         @spawner = Spawner.new(config: @config, log: @log, children: @children, listeners: @server.listeners,

@@ -25,6 +25,15 @@ module Spindle
         n
       end
 
+      # A TCP port: the kernel takes 16 bits, so 70000 would become 4464 unless
+      # refused here. 0 asks the kernel for a free one.
+      def port(raw)
+        n = Integer(raw.to_s, 10, exception: false) # decimal: "08080" is not octal
+        raise Error, "port must be 1-65535 (or 0 for a free port), got #{raw.inspect}" unless n && (0..65_535).cover?(n)
+
+        n
+      end
+
       def seconds(raw, what)
         n = Float(raw, exception: false)
         raise Error, "#{what} must be a positive number of seconds, got #{raw.inspect}" unless n&.positive?

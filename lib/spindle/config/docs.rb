@@ -1,6 +1,8 @@
 # frozen_string_literal: true
 
 require_relative "options"
+require_relative "dsl"
+require_relative "rackup_options"
 
 module Spindle
   class Config
@@ -10,7 +12,7 @@ module Spindle
       module_function
 
       def markdown
-        [header, table, dsl_example].join("\n")
+        [header, table, dsl_example, hooks, rackup, exit_status].join("\n")
       end
 
       def header
@@ -28,7 +30,7 @@ module Spindle
       def table
         rows = OPTIONS.map do |o|
           flag = o.cli ? "`#{o.cli}#{o.arg ? " #{o.arg}" : ''}`" : "—"
-          "| `#{o.name}` | #{flag} | #{default_text(o)} | #{o.doc} |"
+          "| `#{o.name}` | #{flag} | #{default_text(o)} | #{o.description} |"
         end
         ["| option | flag | default | what it does |", "|---|---|---|---|", *rows, ""].join("\n")
       end
@@ -41,8 +43,16 @@ module Spindle
       end
 
       def dsl_example
-        <<~MD
+        <<~'MD'
           ## Config file
+
+          The file is plain Ruby. Each option above is a method named after it, taking
+          the value the flag takes (as a string or as a Ruby value); `bind` may be called
+          several times, `threads` takes the minimum and maximum, and an option whose
+          description offers nil takes `nil`. A flag on the command line wins over the
+          file. Naming a listener on the command line (`-b` or `-p`) replaces the file's
+          `bind` and `port` both; `port` and `bind` given together in one place are an
+          error (which did you mean?).
 
           ```ruby
           # spindle.rb, used as: bin/spindle -C spindle.rb
@@ -51,12 +61,84 @@ module Spindle
           engine "threads"
           threads 2, 16                 # min, max
           keepalive_timeout 5
-          max_body 10 * 1024 * 1024
+          max_body 10 * 1024 * 1024     # or nil: no limit
           log_requests true
+          workers 4
+
+          before_fork { DB.disconnect }                   # master: workers must not share it
+          after_worker_fork { |index| Stats.tag(worker: index) }
+          after_refork { |index| Stats.tag(worker: index) }
           ```
 
           `environment` sets RACK_ENV before the app loads; `rackup` names the app file
           when none is given on the command line.
+        MD
+      end
+
+      def hooks
+        rows = DSL::HOOKS.map do |hook|
+          # A | inside a table cell ends the cell, even in a code span.
+          block = hook.block_args.empty? ? "{ ... }" : "{ #{hook.block_args.gsub('|', '\\|')} ... }"
+          "| `#{hook.name} #{block}` | #{hook.doc} |"
+        end
+        <<~MD
+          ## Hooks
+
+          Blocks the config file gives, run at moments of a cluster's life (`workers` of
+          1 or more; a single process runs none). Each hook may be given several times;
+          its blocks run in the order given. An exception in `after_worker_fork` or
+          `after_refork` fails that worker's boot; the master replaces it, with a growing
+          delay.
+
+          | hook | when and where it runs |
+          |---|---|
+          #{rows.join("\n")}
+        MD
+      end
+
+      def rackup
+        rows = RackupOptions.offered.map do |o|
+          "`-O #{RackupOptions.name_of(o)}#{o.arg ? "=#{o.arg}" : ''}`"
+        end
+        left = RackupOptions::LEFT_TO_RACKUP.map { |name, where| "`#{name}` is #{where}" }
+        <<~MD
+          ## Through rackup
+
+          `rackup -s spindle` (and `rails server -u spindle`) takes every option above as
+          `-O Name=VALUE`, the name being the long flag (or the option's name) in
+          CamelCase. A bare `-O Name` is true (`-O Preload=false` turns one off), and
+          `-O Bind` takes several URIs separated by commas:
+
+          #{rows.join(', ')}.
+
+          Rackup gives the rest itself: #{left.join('; ')}. `-O Bind`, or a config file's
+          `bind` (`-O Config=FILE`), replaces rackup's host and port. A CamelCase name
+          that is neither Spindle's nor rackup's (`Host`, `Port`, `AccessLog`) is
+          refused. The allocator settings (`MallocArenas`, `LeanHeap`, `Allocator`) are
+          read at process start: as bin/spindle does, the handler re-executes the process
+          once, with the command line the kernel recorded for it, when they must change.
+        MD
+      end
+
+      # The same three outcomes bin/spindle's help prints.
+      EXIT_STATUS = [
+        [0, "the server stopped cleanly, or -h / -v"],
+        [1, "the app could not be loaded (rackup file missing, raising, or without `run`); " \
+            "or a stop forced by a second signal or by `shutdown_timeout` (docs/SIGNALS.md)"],
+        [2, "Spindle could not start with what it was given: a bad flag or value, a config " \
+            "file that fails, a listener or control endpoint it cannot open (in use, a " \
+            "privileged port, a missing directory, a port outside 0-65535), or a checkout " \
+            "it cannot set up. One line on stderr says which; no backtrace"],
+      ].freeze
+
+      def exit_status
+        rows = EXIT_STATUS.map { |code, meaning| "| #{code} | #{meaning}. |" }
+        <<~MD
+          ## Exit status of bin/spindle
+
+          | status | meaning |
+          |---|---|
+          #{rows.join("\n")}
         MD
       end
     end

@@ -41,15 +41,27 @@ module Spindle
         end
       end
 
-      # Lifecycle hooks: blocks run at the moments their names say. Each may be
-      # given more than once; they run in order.
-      #   before_fork { }              master, before forking workers
-      #   after_worker_fork { |i| }    each worker, after it is forked (i: its index)
-      #   before_refork { }            the mold, before it forks a new generation
-      #   after_refork { |i| }         each worker of a new generation
-      HOOKS = %i[before_fork after_worker_fork before_refork after_refork].freeze
+      # Lifecycle hooks: blocks run at the moments their descriptions say. Each
+      # may be given more than once; they run in order. The descriptions are
+      # printed in docs/CONFIG.md, and the names in `bin/spindle -h`.
+      Hook = Struct.new(:name, :block_args, :doc, keyword_init: true)
+      HOOKS = [
+        Hook.new(name: :before_fork, block_args: "",
+                 doc: "In the master, before it forks each worker of generation 0 " \
+                      "(at start, and to replace one). Close connections the master opened " \
+                      "so workers do not share them."),
+        Hook.new(name: :after_worker_fork, block_args: "|index|",
+                 doc: "In each worker of generation 0, after the fork and before it serves; " \
+                      "index is its slot (0 to workers - 1). Open per-process connections here."),
+        Hook.new(name: :before_refork, block_args: "",
+                 doc: "In the mold (the warmed worker a refork forks from), before it warms its " \
+                      "heap and forks the new generation. Close the app's connections here."),
+        Hook.new(name: :after_refork, block_args: "|index|",
+                 doc: "In each worker forked from a mold (generation 1 and later), after the " \
+                      "fork and before it serves; index is its slot."),
+      ].freeze
 
-      HOOKS.each do |hook|
+      HOOKS.map(&:name).each do |hook|
         define_method(hook) do |&block|
           raise Error, "#{hook} needs a block" unless block
 

@@ -6,9 +6,21 @@ module Spindle
     # and the sentence that documents it. The CLI, the config DSL and
     # docs/CONFIG.md are all generated from the list in options.rb, so they cannot
     # disagree.
-    Option = Struct.new(:name, :default, :doc, :cli, :arg, :coerce, keyword_init: true) do
+    #
+    # nil_means: the option also takes nil (the word "nil" on the command line, or
+    # in a rackup -O option), and this says what nil does. The help and
+    # CONFIG.md sentence is generated from it, so no option offers a nil that
+    # the CLI refuses.
+    Option = Struct.new(:name, :default, :doc, :cli, :arg, :coerce, :nil_means, keyword_init: true) do
       def value(raw)
+        return nil if nil_means && (raw.nil? || raw == "nil")
+
         coerce ? coerce.call(raw) : raw
+      end
+
+      # The sentence the help and CONFIG.md print.
+      def description
+        nil_means ? "#{doc} nil: #{nil_means}." : doc
       end
 
       def default_value

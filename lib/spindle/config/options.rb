@@ -13,11 +13,12 @@ module Spindle
     OPTIONS = [
       Option.new(name: :binds, default: -> { [] }, cli: "-b, --bind", arg: "URI",
                  doc: "Listen on URI: tcp://HOST:PORT (IPv4 or [IPv6]) or unix://PATH. " \
-                      "Repeat for several. Port 0 picks a free port. " \
+                      "Repeat for several. PORT is 1-65535, or 0 for a free port the kernel picks. " \
                       "Default tcp://0.0.0.0:9292."),
       Option.new(name: :port, default: nil, cli: "-p, --port", arg: "PORT",
-                 coerce: ->(v) { c.non_negative_integer(v, "port") },
-                 doc: "Shorthand for --bind tcp://0.0.0.0:PORT, used when no bind is given."),
+                 coerce: ->(v) { c.port(v) },
+                 doc: "Shorthand for --bind tcp://0.0.0.0:PORT: 1-65535, or 0 for a free port the " \
+                      "kernel picks (the start-up line shows it). An error together with --bind."),
       Option.new(name: :environment, default: -> { ENV.fetch("RACK_ENV", "development") },
                  cli: "-e, --environment", arg: "ENV",
                  doc: "The RACK_ENV the app is loaded in."),
@@ -46,8 +47,8 @@ module Spindle
                  doc: "fibers and hybrid engines: warn (with a backtrace) when code holds the " \
                       "event loop this long without yielding."),
       Option.new(name: :config_file, default: nil, cli: "-C, --config", arg: "FILE",
-                 doc: "Read options from a Ruby config file (see the DSL below). " \
-                      "Command-line flags win over the file."),
+                 doc: "Read options and hooks from a Ruby config file (see the end of -h, " \
+                      "and docs/CONFIG.md). Command-line flags win over the file."),
       Option.new(name: :rackup, default: nil,
                  doc: "The rackup file to serve: the argument, else ./config.ru, " \
                       "else the bundled demo app."),
@@ -70,10 +71,9 @@ module Spindle
                  coerce: ->(v) { c.seconds(v, "read_timeout") },
                  doc: "Answer 408 and close when a request body sends nothing for this long."),
       Option.new(name: :min_body_rate, default: 500, cli: "--min-body-rate", arg: "BYTES_PER_SECOND",
-                 coerce: ->(v) { v.nil? ? nil : c.positive_integer(v, "min_body_rate") },
+                 coerce: ->(v) { c.positive_integer(v, "min_body_rate") }, nil_means: "only read_timeout applies",
                  doc: "A request body must average at least this rate: each byte received buys " \
-                      "1/rate seconds beyond read_timeout from the body's start (408 otherwise). " \
-                      "nil: only read_timeout applies."),
+                      "1/rate seconds beyond read_timeout from the body's start (408 otherwise)."),
       Option.new(name: :write_timeout, default: 30.0, cli: "--write-timeout", arg: "SECONDS",
                  coerce: ->(v) { c.seconds(v, "write_timeout") },
                  doc: "Close a connection whose client reads none of its response for this long."),
@@ -132,8 +132,8 @@ module Spindle
                  coerce: ->(v) { c.non_negative_integer(v, "body_spool_threshold") },
                  doc: "Request bodies larger than this go to an unlinked tempfile, not memory."),
       Option.new(name: :max_body, default: 100 * kib * kib, cli: "--max-body", arg: "BYTES",
-                 coerce: ->(v) { v.nil? ? nil : c.positive_integer(v, "max_body") },
-                 doc: "Largest request body accepted (413 above it, refused before it is read). nil: no limit."),
+                 coerce: ->(v) { c.positive_integer(v, "max_body") }, nil_means: "no limit",
+                 doc: "Largest request body accepted (413 above it, refused before it is read)."),
       Option.new(name: :max_request_line, default: 8 * kib, arg: "BYTES",
                  coerce: ->(v) { c.positive_integer(v, "max_request_line") },
                  doc: "Longest request line (414 above it)."),

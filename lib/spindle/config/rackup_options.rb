@@ -1,0 +1,77 @@
+# frozen_string_literal: true
+
+require_relative "options"
+
+module Spindle
+  class Config
+    # The options `rackup -s spindle -O Name=VALUE` takes, derived from OPTIONS so
+    # the handler offers whatever the CLI does. A name is the option's long flag
+    # (or, for a file-only option, its name) in CamelCase, as rackup's own Host
+    # and Port are: --workers is Workers, --max-body MaxBody, --[no-]preload
+    # Preload, max_head MaxHead. Only CamelCase keys are read: rackup puts its
+    # own settings (config, environment, quiet...) in the same hash in lower case.
+    module RackupOptions
+      # Options rackup itself provides, with where: offering them twice would
+      # leave two answers to one question.
+      LEFT_TO_RACKUP = {
+        port: "rackup's -p (Port)",
+        environment: "rackup's -E, which sets RACK_ENV before the app loads",
+        rackup: "rackup's config.ru argument",
+      }.freeze
+
+      module_function
+
+      def name_of(option)
+        long = option.flag&.find { |f| f.start_with?("--") }
+        base = long ? long.delete_prefix("--").sub("[no-]", "") : option.name.to_s
+        base.split(/[-_]/).map(&:capitalize).join
+      end
+
+      def offered
+        OPTIONS.reject { |o| LEFT_TO_RACKUP.key?(o.name) }
+      end
+
+      # rackup prints these under "Server-specific options" in `rackup -s spindle -h`.
+      def help
+        offered.to_h do |option|
+          key = option.arg ? "#{name_of(option)}=#{option.arg}" : name_of(option)
+          [key, option.description]
+        end
+      end
+
+      # CamelCase keys rackup sets itself.
+      RACKUP_OWN = %i[Host Port AccessLog].freeze
+
+      # The values the options rackup passed set (rackup gives strings, or true
+      # for a bare -O Name). Bind may list several URIs, comma-separated. A
+      # CamelCase name that is neither ours nor rackup's is a typo: refused, not
+      # ignored.
+      def values(options)
+        check_names(options)
+        offered.each_with_object({}) do |option, values|
+          key = name_of(option).to_sym
+          next unless options.key?(key)
+
+          raw = options[key]
+          values[option.name] = option.name == :binds ? raw.to_s.split(",") : option.value(raw)
+        end
+      end
+
+      def check_names(options)
+        known = offered.map { |o| name_of(o).to_sym } + RACKUP_OWN
+        unknown = options.keys.select { |k| k.match?(/\A[A-Z]/) && !known.include?(k) }
+        return if unknown.empty?
+
+        raise Error, "unknown option #{unknown.map { |k| "-O #{k}" }.join(', ')} " \
+                     "(rackup -s spindle -h lists them)"
+      end
+
+      # Where rackup's -o and -p say to listen.
+      def host_port_bind(options)
+        host = options.fetch(:Host, "0.0.0.0").to_s
+        host = "[#{host}]" if host.include?(":")
+        "tcp://#{host}:#{Coerce.port(options.fetch(:Port, 9292))}"
+      end
+    end
+  end
+end

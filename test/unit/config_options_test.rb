@@ -1,0 +1,89 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "spindle/cli"
+require "spindle/rack_handler"
+require "tmpdir"
+
+# The option table drives the CLI, the config file, the rackup handler and
+# CONFIG.md; these check that each of them takes what the table offers.
+class ConfigOptionsTest < Minitest::Test
+  Config = Spindle::Config
+
+  # Issue #11, item 21: `--max-body nil` was documented and refused.
+  def test_every_option_whose_help_offers_nil_takes_nil_on_the_command_line
+    offering = Config::OPTIONS.select { |o| o.cli && o.description.include?("nil:") }
+    refute_empty offering
+    offering.each do |option|
+      values = Spindle::CLI.new.parse([option.flag.last, "nil"])
+      assert_nil values.fetch(option.name), "#{option.flag.last} nil"
+      assert_nil Config.build(values).public_send(option.name)
+    end
+  end
+
+  def test_nil_is_refused_where_the_help_does_not_offer_it
+    assert_raises(Config::Error) { Spindle::CLI.new.parse(["--backlog", "nil"]) }
+  end
+
+  # Item 19: ports are 16 bits; 0 asks the kernel for a free one.
+  def test_port_range
+    assert_equal 0, Spindle::CLI.new.parse(["-p", "0"])[:port]
+    assert_equal 65_535, Spindle::CLI.new.parse(["-p", "65535"])[:port]
+    %w[65536 70000 -1 http].each do |port|
+      assert_raises(Config::Error, port) { Spindle::CLI.new.parse(["-p", port]) }
+    end
+  end
+
+  # Item 20: both at once was -p silently dropped.
+  def test_port_and_bind_together_are_an_error
+    error = assert_raises(Config::Error) { Config.build({ port: 8080, binds: ["tcp://127.0.0.1:0"] }) }
+    assert_match(/port 8080 and bind/, error.message)
+  end
+
+  # Item 22: the handler offered Engine, Threads and Quiet only.
+  def test_rackup_handler_offers_every_option_but_those_rackup_sets_itself
+    offered = Spindle::RackHandler.valid_options.keys.map { |k| k.split("=").first }
+    expected = Config::OPTIONS.size - Config::RackupOptions::LEFT_TO_RACKUP.size
+    assert_equal expected, offered.size, offered.inspect
+    %w[Bind Engine Threads Quiet Workers Preload MaxBody MaxHead Config Control ReforkAfter].each do |name|
+      assert_includes offered, name
+    end
+  end
+
+  def test_rackup_handler_options_reach_the_config
+    config = Spindle::RackHandler.build_config(
+      Host: "127.0.0.1", Port: "9", Workers: "2", Preload: "false", MaxBody: "nil", Threads: "2:4",
+      ReforkAfter: "100,200", config: "config.ru", environment: "development"
+    )
+    assert_equal 2, config.workers
+    assert_equal false, config.preload
+    assert_nil config.max_body
+    assert_equal [2, 4], config.threads
+    assert_equal [100, 200], config.refork_after
+    assert_equal ["tcp://127.0.0.1:9"], config.binds
+  end
+
+  def test_rackup_bind_replaces_host_and_port
+    config = Spindle::RackHandler.build_config(Host: "127.0.0.1", Port: 9292, Bind: "unix:///tmp/a.sock,tcp://[::1]:0")
+    assert_equal ["unix:///tmp/a.sock", "tcp://[::1]:0"], config.binds
+  end
+
+  # -O Config=FILE: the file's options and hooks, its bind over rackup's host and port.
+  def test_rackup_config_file
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "spindle.rb")
+      File.write(path, "workers 3\nbind \"unix://#{dir}/a.sock\"\nbefore_fork { File.write(\"#{dir}/ran\", \"\") }\n")
+      config = Spindle::RackHandler.build_config(Host: "127.0.0.1", Port: 9292, Config: path)
+      assert_equal 3, config.workers
+      assert_equal ["unix://#{dir}/a.sock"], config.binds
+      config.run_hooks(:before_fork)
+      assert File.exist?(File.join(dir, "ran")), "the file's before_fork hook should run"
+    end
+  end
+
+  def test_rackup_refuses_unknown_camel_case_names_and_leaves_its_own_alone
+    error = assert_raises(Config::Error) { Spindle::RackHandler.build_config(Wokers: "2") }
+    assert_match(/-O Wokers/, error.message)
+    Spindle::RackHandler.build_config(Host: "::1", Port: 9, AccessLog: [], quiet: true, config: "x.ru")
+  end
+end
