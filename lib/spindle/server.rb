@@ -4,6 +4,7 @@ require_relative "listener"
 require_relative "handler"
 require_relative "engine"
 require_relative "signals"
+require_relative "file_limit"
 
 module Spindle
   # One serving process: listeners, an engine and its handler. Alone (no
@@ -30,9 +31,12 @@ module Spindle
       raise
     end
 
-    # Builds the handler and the engine, in the process that will serve.
+    # Builds the handler and the engine, in the process that will serve. Every
+    # way in (bin/spindle, a cluster worker, the rackup handler) passes here,
+    # so this is where the open-file limit is raised.
     def prepare
       engine_class = Engine.fetch(@config.engine)
+      FileLimit.ensure_room(connection_capacity, @log)
       @handler = Handler.new(@app, @config, @log, multithread: engine_class.multithread?,
                                                   multiprocess: @multiprocess)
       @engine = engine_class.new(listeners: @listeners, handler: @handler, config: @config, log: @log)
@@ -76,6 +80,12 @@ module Spindle
     end
 
     private
+
+    # The most connections this process may hold: hybrid caps each loop.
+    def connection_capacity
+      loops = @config.engine == "hybrid" ? @config.max_threads : 1
+      @config.max_connections * loops
+    end
 
     def expire(timeout)
       @log.error("in-flight requests did not finish within #{timeout}s; exiting")
