@@ -3,6 +3,7 @@
 require "socket"
 require_relative "http/parser"
 require_relative "http/input"
+require_relative "engine/output_budget"
 
 module Spindle
   # One client connection: its socket, the bytes read but not yet parsed, the
@@ -29,11 +30,17 @@ module Spindle
     attr_reader :io, :listener, :requests, :env_template
     attr_accessor :deadline
 
+    # defer_writes: the engine's selector writes what the outbox holds (see
+    # #write); otherwise the writing thread or fiber does, at the end of each
+    # response (#finish_output).
     def initialize(io, listener, config, env_template, defer_writes: false)
       @io = io
       @defer_writes = defer_writes
+      @config = config
+      @budget = nil # the process's Engine::OutputBudget, fetched once output waits
       @outbox = nil # response bytes the client has not taken yet, in order
       @outbox_own = 0 # bytes in it that only the outbox keeps (not held)
+      @outbox_bytes = 0 # bytes in it, as counted in the budget
       @close_after_flush = false
       @listener = listener
       @write_timeout = config.write_timeout
@@ -45,7 +52,7 @@ module Spindle
       @body = String.new(encoding: Encoding::BINARY)
       @input = HTTP::Input.new(config.body_spool_threshold)
       @requests = 0
-      @idle_since = nil
+      @idle_since = Process.clock_gettime(Process::CLOCK_MONOTONIC) # accepted: idle until a byte arrives
       @continue_sent = false
       @request_started = false
       @response_started = false
@@ -94,6 +101,8 @@ module Spindle
     def wait_for_client
       @waiting = true
       @io.wait_readable
+    rescue IOError
+      nil # closed (a failed #finish_output): the read that follows sees the end
     ensure
       @waiting = false
     end
@@ -106,6 +115,27 @@ module Spindle
 
     # True between requests: no byte of the next one has arrived yet.
     def idle? = !@request_started
+
+    # Since when the connection has been idle (accepted, or its last response
+    # ended). Meaningful while #idle?.
+    attr_reader :idle_since
+
+    # Idle with nothing in hand or owed: no byte of a next request read, no
+    # output waiting. What a server at its connection cap may close to let a
+    # new client in (Engine::Eviction). A connection that never sent a request
+    # counts: otherwise clients that connect and send nothing would hold every
+    # slot for the whole keep-alive timeout.
+    def idle_between_requests? = idle? && !@outbox && !buffered?
+
+    # True when no byte the client sent waits on the socket unread, so closing
+    # now fails no request it has sent. A peek: nothing is consumed, and it
+    # never waits (not even under a Fiber::Scheduler, unlike #wait_readable).
+    def quiet?
+      peeked = @io.recv_nonblock(1, Socket::MSG_PEEK, exception: false)
+      peeked == :wait_readable || peeked.nil? || peeked.empty? # nil or "": the client closed (3.3, 3.1)
+    rescue IOError, SystemCallError
+      true # closed or reset: nothing there to fail
+    end
 
     # Idle for DRAIN_IDLE after serving at least one request: a keep-alive
     # connection a draining server may close. A new connection is not: its
@@ -158,6 +188,7 @@ module Spindle
 
     # Readies the connection for the next request on it.
     def next_request
+      finish_output unless @defer_writes
       @requests += 1
       @idle_since = Process.clock_gettime(Process::CLOCK_MONOTONIC)
       @parser.reset
@@ -172,15 +203,20 @@ module Spindle
       @offset = 0
     end
 
-    # Writes data, or what the socket will not take yet into the outbox when
-    # this connection's engine finishes writes in its selector (defer_writes):
-    # a client that reads slowly then holds memory, never a thread. held means
-    # data is part of a body the app already holds in memory, so keeping it
-    # costs nothing more; other output waits in the outbox only up to
-    # OUTBOX_LIMIT, beyond which this waits at most write_timeout for the client.
+    # Writes data, or puts what the socket will not take yet into the outbox.
+    # held means data is part of a body the app already holds in memory, so
+    # keeping it costs nothing more: it always may wait there. Other output
+    # (stream chunks, heads) waits there only up to OUTBOX_LIMIT; beyond it,
+    # this waits for the client, at most write_timeout at a time.
+    #
+    # With defer_writes the engine's selector writes the outbox, so a client
+    # that reads slowly holds memory, never a thread. Without (the fiber
+    # engines), the fiber waits for the client at the end of the response
+    # (#finish_output), once the whole body is handed over. Either way every
+    # byte the client has not taken is in an outbox, counted in the process's
+    # Engine::OutputBudget, which holds back new app calls while it is spent.
     def write(data, held = false)
       @response_started = true
-      return write_all(data) unless @defer_writes
       return write_behind_outbox(data, held) if @outbox
 
       written = @io.write_nonblock(data, exception: false)
@@ -209,7 +245,10 @@ module Spindle
 
     # The response ended with :close (the handler says so): once the outbox is
     # written, the connection closes instead of reading a next request.
-    def close_after_flush! = @close_after_flush = true
+    def close_after_flush!
+      @close_after_flush = true
+      finish_output unless @defer_writes
+    end
 
     def close_after_flush? = @close_after_flush
 
@@ -244,6 +283,7 @@ module Spindle
     def close
       @input.discard
       release_buffers
+      drop_outbox
       @io.close unless @hijacked || @io.closed?
     rescue IOError, SystemCallError
       nil
@@ -275,23 +315,62 @@ module Spindle
       write_all(data)
     end
 
+    # Without defer_writes, the end of a response: the writer waits here for
+    # the client to take what its outbox holds. A client that is gone or reads
+    # nothing for write_timeout is closed (the rest cannot be sent), and so is
+    # one whose writer is stopped mid-wait, so no budget is left held.
+    def finish_output
+      flush_before_next if @outbox
+    end
+
+    def flush_before_next
+      done = false
+      flush
+      done = true
+    rescue WriteTimeout, *WRITE_FAILURES
+      nil
+    ensure
+      close unless done
+    end
+
     # A copy that shares the bytes: the app may reuse its buffer after this.
     def hold(data, held)
       (@outbox ||= []) << (data.frozen? ? data : data.dup)
       @outbox_own += data.bytesize unless held
+      @outbox_bytes += data.bytesize
+      budget.take(data.bytesize)
       nil
     end
 
+    def budget = @budget ||= Engine::OutputBudget.for(@config)
+
     def flush_step
+      sent = 0
       while (data = @outbox&.first)
         written = @io.write_nonblock(data, exception: false)
         return :wait if written == :wait_writable
 
+        sent += written
         written == data.bytesize ? @outbox.shift : @outbox[0] = data.byteslice(written, data.bytesize - written)
       end
       @outbox = nil
       @outbox_own = 0
       :done
+    ensure
+      release(sent) if sent.positive?
+    end
+
+    # The client took bytes from the outbox: they no longer count.
+    def release(bytes)
+      @outbox_bytes -= bytes
+      budget.give(bytes)
+    end
+
+    # What the outbox still holds will never be sent (the connection closes).
+    def drop_outbox
+      release(@outbox_bytes) if @outbox_bytes.positive?
+      @outbox = nil
+      @outbox_own = 0
     end
 
     # RFC 9110 §10.1.1: answer 100 only while the body is still to come.

@@ -5,6 +5,7 @@ require_relative "handler"
 require_relative "engine"
 require_relative "signals"
 require_relative "single_restart"
+require_relative "file_limit"
 
 module Spindle
   # One serving process: listeners, an engine and its handler. Alone (no
@@ -37,9 +38,12 @@ module Spindle
       raise
     end
 
-    # Builds the handler and the engine, in the process that will serve.
+    # Builds the handler and the engine, in the process that will serve. Every
+    # way in (bin/spindle, a cluster worker, the rackup handler) passes here,
+    # so this is where the open-file limit is raised.
     def prepare
       engine_class = Engine.fetch(@config.engine)
+      FileLimit.ensure_room(connection_capacity, @log)
       @handler = Handler.new(@app, @config, @log, multithread: engine_class.multithread?,
                                                   multiprocess: @multiprocess)
       @engine = engine_class.new(listeners: @listeners, handler: @handler, config: @config, log: @log)
@@ -93,6 +97,12 @@ module Spindle
              .on_force { force_exit }
              .on_restart { @restart.start }
              .install
+    end
+
+    # The most connections this process may hold: hybrid caps each loop.
+    def connection_capacity
+      loops = @config.engine == "hybrid" ? @config.max_threads : 1
+      @config.max_connections * loops
     end
 
     def expire(timeout)

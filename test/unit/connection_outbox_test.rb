@@ -4,6 +4,7 @@ require "minitest/autorun"
 require "socket"
 require "spindle/config"
 require "spindle/connection"
+require "spindle/engine/output_budget"
 
 # Connection#write with defer_writes: what the socket does not take waits in
 # the outbox, in order, until #flush_nonblock writes it; nothing waits for the
@@ -13,7 +14,9 @@ class ConnectionOutboxTest < Minitest::Test
 
   def setup
     @client, server = UNIXSocket.pair
-    @conn = Spindle::Connection.new(server, nil, Spindle::Config.new({}), {}, defer_writes: true)
+    @config = Spindle::Config.new({})
+    @conn = Spindle::Connection.new(server, nil, @config, {}, defer_writes: true)
+    @budget = Spindle::Engine::OutputBudget.for(@config)
   end
 
   def teardown
@@ -53,6 +56,33 @@ class ConnectionOutboxTest < Minitest::Test
     assert_equal :eof, @conn.flush_nonblock
   end
 
+  def test_what_the_outbox_holds_counts_in_the_process_budget_until_written
+    @conn.write("x" * BIG, true)
+    held = @budget.held
+    assert_operator held, :>, 0
+    assert_operator held, :<=, BIG
+
+    read_while_flushing(BIG)
+    assert_equal 0, @budget.held
+  end
+
+  def test_closing_gives_back_what_was_never_sent
+    @conn.write("x" * BIG, true)
+    @conn.close
+
+    assert_equal 0, @budget.held
+  end
+
+  def test_past_the_budget_it_is_over_until_clients_read
+    budget = Spindle::Engine::OutputBudget.for(Spindle::Config.new(max_pending_output: 1))
+    budget.take(2 * 1024 * 1024)
+    assert_predicate budget, :over?
+    released = Thread.new { budget.give(2 * 1024 * 1024) }
+    budget.wait_for_room # returns once another thread gives the room back
+    released.join
+    refute_predicate budget, :over?
+  end
+
   private
 
   # Reads size bytes from the client side, flushing whenever the server side
@@ -66,5 +96,60 @@ class ConnectionOutboxTest < Minitest::Test
       received << @client.read_nonblock(1024 * 1024, exception: false).then { |got| got.is_a?(String) ? got : "" }
     end
     flunk "only #{received.bytesize} of #{size} bytes arrived"
+  end
+end
+
+# Without defer_writes (the fiber engines) the writer itself waits for the
+# client, at the end of the response: the body is handed over whole first, so
+# all of it is in the outbox and counted in the budget while the client reads.
+class ConnectionInlineOutboxTest < Minitest::Test
+  BIG = 8 * 1024 * 1024
+
+  def setup
+    @client, @server = UNIXSocket.pair
+    @config = Spindle::Config.new({})
+    @conn = Spindle::Connection.new(@server, nil, @config, {})
+    @budget = Spindle::Engine::OutputBudget.for(@config)
+  end
+
+  def teardown
+    @client.close
+    @conn.close
+  end
+
+  def test_a_held_body_is_counted_then_written_when_the_response_ends
+    3.times { @conn.write("x" * BIG, true) }
+    assert_operator @budget.held, :>, 2 * BIG, "the body should be handed over before any wait"
+
+    reader = Thread.new { read_exactly(3 * BIG) }
+    @conn.next_request # waits for the client to take the rest
+    assert_equal 3 * BIG, reader.value.bytesize
+    assert_equal 0, @budget.held
+    refute_predicate @server, :closed?
+  end
+
+  def test_a_response_without_output_waiting_keeps_the_connection_open
+    @conn.write(+"small")
+    @conn.next_request
+
+    refute_predicate @server, :closed?
+    assert_equal "small", @client.read_nonblock(16)
+  end
+
+  def test_a_client_gone_mid_response_is_closed_and_its_bytes_given_back
+    @conn.write("x" * BIG, true)
+    @client.close
+    @conn.close_after_flush!
+
+    assert_predicate @server, :closed?
+    assert_equal 0, @budget.held
+  end
+
+  private
+
+  def read_exactly(size)
+    received = +""
+    received << @client.readpartial(1024 * 1024) while received.bytesize < size
+    received
   end
 end

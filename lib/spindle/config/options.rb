@@ -41,7 +41,15 @@ module Spindle
       Option.new(name: :max_connections, default: 4096, cli: "--max-connections", arg: "N",
                  coerce: ->(v) { c.positive_integer(v, "max_connections") },
                  doc: "The most connections one process (one event loop, for hybrid) holds " \
-                      "open; past it, it stops accepting until one closes."),
+                      "open. At it, a new client is let in by closing the connections idle " \
+                      "the longest (between requests, or never used); while none is idle, " \
+                      "new clients wait in the kernel backlog."),
+      Option.new(name: :max_pending_output, default: 64, cli: "--max-pending-output", arg: "MIB",
+                 coerce: ->(v) { c.positive_integer(v, "max_pending_output") },
+                 doc: "The most response output one process holds for clients that have not " \
+                      "read it yet, in MiB, across all connections (slow readers). Past it, " \
+                      "the process starts no app call and accepts no connection until " \
+                      "clients have taken enough; responses already under way still finish."),
       Option.new(name: :stall_threshold, default: 0.25, cli: "--stall-threshold", arg: "SECONDS",
                  coerce: ->(v) { c.seconds(v, "stall_threshold") },
                  doc: "fibers and hybrid engines: warn (with a backtrace) when code holds the " \

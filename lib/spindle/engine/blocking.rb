@@ -2,6 +2,7 @@
 
 require_relative "selection"
 require_relative "request_reader"
+require_relative "output_budget"
 
 module Spindle
   module Engine
@@ -12,6 +13,10 @@ module Spindle
     # the baseline the other engines are measured against. A slow client does
     # not: its partial request stays parked, bounded by deadlines, and the end
     # of a response it reads slowly waits in the connection's outbox.
+    #
+    # While those outboxes hold more than the output budget, complete requests
+    # are set aside unserved and no connection is accepted; the selector keeps
+    # writing to the slow readers until the budget has room again.
     class Blocking
       TICK = 1.0
 
@@ -23,13 +28,16 @@ module Spindle
         @log = log
         @selection = Selection.new(listeners, handler, config)
         @reader = RequestReader.new(handler, config)
+        @budget = OutputBudget.for(config, log)
+        @set_aside = [] # connections with a complete request, waiting for the budget
         @stopping = false
       end
 
       def run
         @selection.watch_listeners
-        turn until @stopping && @selection.empty?
+        turn until @stopping && @selection.empty? && @set_aside.empty?
       ensure
+        @set_aside.each(&:close)
         @selection.close
       end
 
@@ -42,15 +50,23 @@ module Spindle
 
       def turn
         @selection.select(TICK) { |ready| ready.is_a?(Listener) ? accept(ready) : ready(ready) }
-        @selection.unwatch_listeners if @stopping
+        serve_set_aside unless @budget.over?
         @selection.expire(@stopping)
+        if @stopping || @budget.over? || @selection.full?(@config.max_connections)
+          @selection.unwatch_listeners
+        else
+          @selection.watch_listeners
+        end
       end
 
+      # At the cap, the new client takes the place of the longest-idle ones.
       def accept(listener)
-        return if @selection.size >= @config.max_connections
+        return if @budget.over?
+        return unless (victims = @selection.room(@config.max_connections))
 
-        socket = listener.accept_nonblock
-        @selection.watch(@handler.connection(socket, listener, @config, defer_writes: true)) if socket
+        socket = listener.accept_nonblock or return
+        @selection.evict(victims)
+        @selection.watch(@handler.connection(socket, listener, @config, defer_writes: true))
       rescue Listener::Exhausted => e
         @log.error("cannot accept (#{e.message}); closing the longest-idle connection")
         @selection.drop_oldest
@@ -63,9 +79,13 @@ module Spindle
       end
 
       # Serves the requests conn has already sent in full. A request still
-      # arriving is left to the selector, never waited on.
-      def serve(conn)
-        while (state = @reader.poll(conn)) == :complete
+      # arriving is left to the selector, never waited on. complete: one is
+      # already parsed (a connection set aside).
+      def serve(conn, complete: false)
+        while complete || (state = @reader.poll(conn)) == :complete
+          complete = false
+          return set_aside(conn) if @budget.over?
+
           outcome = @handler.serve(conn)
           return @selection.forget(conn) if outcome == :hijacked
           return finish_output(conn) if conn.pending_output?
@@ -79,6 +99,20 @@ module Spindle
       rescue StandardError => e
         @log.exception(e, "connection failed")
         @selection.drop(conn)
+      end
+
+      # The output budget is spent: the app is not called until it has room.
+      def set_aside(conn)
+        @selection.forget(conn)
+        @set_aside << conn
+      end
+
+      def serve_set_aside
+        until @set_aside.empty? || @budget.over?
+          conn = @set_aside.shift
+          @selection.watch(conn)
+          serve(conn, complete: true)
+        end
       end
 
       # The client reads slowly: the selector writes the rest of the response.

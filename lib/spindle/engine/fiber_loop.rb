@@ -10,6 +10,7 @@ require "async/condition"
 require_relative "request_reader"
 require_relative "stall_detector"
 require_relative "deadline_sweeper"
+require_relative "fiber_admission"
 
 module Spindle
   module Engine
@@ -19,8 +20,10 @@ module Spindle
     # to other connections instead of holding the thread. Apps may start their
     # own concurrent work (Async { }, Async::Barrier) inside a request.
     #
-    # It stops accepting while max_connections are open, so one process never
-    # takes more than it was sized for; the rest wait in the kernel's backlog.
+    # It never holds more than max_connections: at the cap, a new client takes
+    # the place of the connections idle the longest, and while none is idle,
+    # or while slow readers hold the output budget, it stops accepting and the
+    # rest wait in the kernel's backlog (FiberAdmission).
     #
     # Connection tasks are children of the loop's root task, never of the
     # acceptor that accepted them: a drain stops the acceptors, and Async stops
@@ -46,7 +49,6 @@ module Spindle
 
       def run
         Sync do |task|
-          @slot_freed = Async::Condition.new
           @connection_ended = Async::Condition.new
           @root = task
           detector = StallDetector.new(@log, @config.stall_threshold).start(task)
@@ -67,11 +69,13 @@ module Spindle
       private
 
       def accept_loop(listener)
+        admission = FiberAdmission.new(@connections, @handler, @config, @log)
         loop do
-          @slot_freed.wait while @connections.size >= @config.max_connections
           listener.io.wait_readable
-          socket = accept(listener)
-          @root.async { |task| serve(socket, listener, task) } if socket
+          victims = admission.wait
+          socket = accept(listener) or next
+          admission.evict(victims)
+          @root.async { |task| serve(socket, listener, task) }
         end
       end
 
@@ -94,7 +98,6 @@ module Spindle
         conn&.close
       ensure
         @connections.delete(conn)
-        @slot_freed.signal
         @connection_ended.signal
       end
 

@@ -2,6 +2,7 @@
 
 require_relative "selection"
 require_relative "request_reader"
+require_relative "output_budget"
 
 module Spindle
   module Engine
@@ -13,9 +14,11 @@ module Spindle
     #
     # Everything touching the selector runs on the reactor's own thread; other
     # threads hand connections back through #resume, which queues and wakes it.
-    # While the pool has no spare thread the listeners are not watched, so new
-    # connections wait in the kernel's backlog (where other processes can take
-    # them) instead of in this process.
+    # While the pool has no spare thread, or the output budget is spent, the
+    # listeners are not watched, so new connections wait in the kernel's
+    # backlog (where other processes can take them) instead of in this
+    # process. At the connection cap, a new client takes the place of the
+    # connections idle the longest (Selection#room).
     class Reactor
       TICK = 0.5
       ACCEPT_BURST = 32
@@ -28,6 +31,7 @@ module Spindle
         @log = log
         @selection = Selection.new(listeners, handler, config)
         @reader = RequestReader.new(handler, config)
+        @budget = OutputBudget.for(config, log)
         @resumed = Thread::Queue.new
         @stopping = false
         @backing_off = nil
@@ -68,8 +72,10 @@ module Spindle
       def accept(listener)
         ACCEPT_BURST.times do
           return @selection.unwatch_listeners unless can_accept?
+          return unless (victims = @selection.room(@config.max_connections))
 
           socket = listener.accept_nonblock or return
+          @selection.evict(victims)
           @selection.watch(@handler.connection(socket, listener, @config, defer_writes: true))
         end
       rescue Listener::Exhausted => e
@@ -115,7 +121,7 @@ module Spindle
       end
 
       def can_accept?
-        @pool.spare? && @selection.size < @config.max_connections &&
+        @pool.spare? && !@budget.over? && !@selection.full?(@config.max_connections) &&
           !(@backing_off && Timeouts.now < @backing_off)
       end
 

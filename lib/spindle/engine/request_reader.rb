@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "timeouts"
+require_relative "output_budget"
 
 module Spindle
   module Engine
@@ -14,13 +15,17 @@ module Spindle
       def initialize(handler, config)
         @handler = handler
         @config = config
+        @budget = OutputBudget.for(config)
       end
 
       # :complete when a request is ready to serve; :closed when the connection
-      # was closed instead (end of stream, refused input).
+      # was closed instead (end of stream, refused input). A complete request
+      # waits while the process's output budget is spent: its app call would
+      # add a response to what slow readers already hold.
       def read(conn)
         loop do
           state = poll(conn)
+          @budget.wait_for_room if state == :complete
           return state unless state == :incomplete
 
           conn.next_deadline(Timeouts.now, @config)

@@ -2,6 +2,7 @@
 
 require "nio"
 require_relative "timeouts"
+require_relative "eviction"
 
 module Spindle
   module Engine
@@ -14,7 +15,15 @@ module Spindle
     # the end of a response waits in its outbox for a slow reader, for room to
     # write it (writable); #flush finishes such a response here, so no thread
     # waits on the client.
+    #
+    # At the connection cap, #room names the idle connections to close so a
+    # new client fits (Eviction); when none is idle, #full? says so for a
+    # moment, and the engine stops watching the listeners meanwhile (they
+    # would otherwise wake every select with a client it cannot take).
     class Selection
+      # While full, look for a newly idle connection this often.
+      FULL_RECHECK = 0.25
+
       def initialize(listeners, handler, config)
         @listeners = listeners
         @handler = handler
@@ -23,6 +32,7 @@ module Spindle
         @conns = {} # socket => Connection
         @accepting = false
         @next_expiry = 0
+        @full_until = 0
       end
 
       def size = @conns.size
@@ -96,6 +106,28 @@ module Spindle
           Timeouts.expire(conn, @handler)
         end
       end
+
+      # The connections to close before one more is let in under max: none
+      # below it; at it, those idle the longest (Eviction). nil when at max
+      # with none idle: #full? then holds for FULL_RECHECK.
+      def room(max)
+        return Eviction::NONE if @conns.size < max
+
+        victims = Eviction.pick(@conns.each_value)
+        return victims unless victims.empty?
+
+        @full_until = Timeouts.now + FULL_RECHECK
+        nil
+      end
+
+      # Closes what #room named, once the new client is accepted (so that a
+      # client another process took costs nobody their connection).
+      def evict(victims)
+        victims.each { |conn| drop(conn) }
+      end
+
+      # At max with no idle connection to close, as #room last found.
+      def full?(max) = @conns.size >= max && Timeouts.now < @full_until
 
       # Out of descriptors: frees the one whose deadline is nearest.
       def drop_oldest

@@ -2,12 +2,16 @@
 
 require_relative "reactor"
 require_relative "thread_pool"
+require_relative "output_budget"
 
 module Spindle
   module Engine
     # A reactor thread buffers whole requests; a bounded thread pool runs the app.
     # Pool threads serve pipelined requests already in hand before handing the
     # connection back, up to a small number so one client cannot keep a thread.
+    # While slow readers' outboxes hold more than the output budget, a pool
+    # thread waits before calling the app: the pool then has no spare thread,
+    # so the reactor accepts nothing either, and keeps writing to the readers.
     class Threads
       PIPELINE_TURNS = 8
       # How long a pool thread waits for the next request on its keep-alive
@@ -22,6 +26,7 @@ module Spindle
         @handler = handler
         @config = config
         @log = log
+        @budget = OutputBudget.for(config, log)
         @pool = ThreadPool.new(min: config.min_threads, max: config.max_threads,
                                on_free: -> { @reactor.wakeup }) { |conn| work(conn) }
         @reactor = Reactor.new(listeners: listeners, handler: handler, config: config, pool: @pool, log: log)
@@ -51,6 +56,7 @@ module Spindle
 
       def work(conn)
         PIPELINE_TURNS.times do
+          @budget.wait_for_room
           case @handler.serve(conn)
           when :close then return conn.pending_output? ? @reactor.resume(conn) : conn.close
           when :hijacked then return

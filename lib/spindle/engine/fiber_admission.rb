@@ -1,0 +1,54 @@
+# frozen_string_literal: true
+
+require_relative "eviction"
+require_relative "output_budget"
+require_relative "timeouts"
+
+module Spindle
+  module Engine
+    # What a FiberLoop's acceptor asks before it takes a connection: it waits
+    # while the process's output budget is spent (slow readers hold enough),
+    # and at the loop's connection cap it names the connections idle the
+    # longest, to be closed once the new one is accepted (Eviction). While
+    # the loop is at the cap with none idle, it waits, looking again every
+    # FULL_RECHECK, and new clients wait in the kernel's backlog.
+    class FiberAdmission
+      FULL_RECHECK = 0.25
+
+      # connections: Connection => the Async::Task serving it (the loop's own).
+      def initialize(connections, handler, config, log)
+        @connections = connections
+        @handler = handler
+        @max = config.max_connections
+        @budget = OutputBudget.for(config, log)
+      end
+
+      # Waits (yielding) until one more connection may be accepted; returns
+      # the connections to #evict once it is.
+      def wait
+        loop do
+          @budget.wait_for_room
+          return Eviction::NONE if @connections.size < @max
+
+          victims = Eviction.pick(@connections.each_key, &:waiting_for_client?)
+          return victims unless victims.empty?
+
+          sleep FULL_RECHECK
+        end
+      end
+
+      # Closes the connections #wait named that are still idle (stopping one
+      # lets other fibers run, and a client may have sent a request since).
+      # Its fiber is stopped at its wait, as DeadlineSweeper does.
+      def evict(victims)
+        victims.each do |conn|
+          task = @connections[conn]
+          next unless task && conn.waiting_for_client? && conn.idle_between_requests? && conn.quiet?
+
+          task.stop
+          Timeouts.expire(conn, @handler)
+        end
+      end
+    end
+  end
+end
