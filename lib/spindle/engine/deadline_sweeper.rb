@@ -55,8 +55,7 @@ module Spindle
       end
 
       def expire(conn, task)
-        task.stop # raises Async::Stop at its wait; its fiber forgets the connection
-        Timeouts.expire(conn, @handler)
+        Timeouts.stop_and_expire(conn, task, @handler)
       end
     end
   end

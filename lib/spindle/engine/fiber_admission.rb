@@ -45,8 +45,7 @@ module Spindle
           task = @connections[conn]
           next unless task && conn.waiting_for_client? && conn.idle_between_requests? && conn.quiet?
 
-          task.stop
-          Timeouts.expire(conn, @handler)
+          Timeouts.stop_and_expire(conn, task, @handler)
         end
       end
     end
