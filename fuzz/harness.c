@@ -125,9 +125,14 @@ static int on_head_complete(void *data, const sp_head *h) {
   CHECK(within(r, h->method) && within(r, h->target) && within(r, h->query) &&
         within(r, h->host) && within(r, h->port), "head slice outside the input and head buffer");
   CHECK(within(r, h->path) || (h->path.len == 1 && h->path.ptr[0] == '/'), "path slice outside");
-  for (size_t i = 0; i < h->method.len; i++)
-    CHECK((h->method.ptr[i] >= 'A' && h->method.ptr[i] <= 'Z') || h->method.ptr[i] == '-',
-          "method is not upper-case letters and '-'");
+  /* RFC 9110 §9.1: a method is a token (tchar, §5.6.2) of at most 32 bytes. */
+  CHECK(h->method.len <= 32, "method over 32 bytes");
+  for (size_t i = 0; i < h->method.len; i++) {
+    unsigned char c = (unsigned char)h->method.ptr[i];
+    int token = (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+    CHECK(token, "method is not a token");
+  }
   for (size_t i = 0; i < h->target.len; i++) {
     unsigned char c = (unsigned char)h->target.ptr[i];
     CHECK(c > 0x20 && c < 0x7f && c != '#', "target byte outside visible ASCII, or '#'");

@@ -229,9 +229,10 @@ static size_t scan_head(sp_parser *p, const char *data, size_t len) {
     if (c == '\n') { fail(p, SP_BAD_REQUEST, "bare LF in head"); return 0; }
     p->line_len++;
     if (!p->request_line_seen) {
-      /* Refuse at once what can never start a request (TLS on a plain port, a
-       * lower-case method) instead of waiting for a line end that may not come. */
-      if (c < 0x20 || c >= 0x7f || (p->line_len == 1 && !((c >= 'A' && c <= 'Z') || c == '-'))) {
+      /* Refuse at once what can never start a request (TLS on a plain port,
+       * anything but a token character where the method starts) instead of
+       * waiting for a line end that may not come. */
+      if (c < 0x20 || c >= 0x7f || (p->line_len == 1 && !is_tchar(c))) {
         fail(p, SP_BAD_REQUEST, "invalid byte in request line");
         return 0;
       }
@@ -290,13 +291,17 @@ static int parse_version(sp_parser *p, sp_slice v) {
   return SP_OK;
 }
 
+/* RFC 9110 §9.1: a method is any token, case-sensitive; which ones it serves is
+ * the app's to say (405, 501). The method never frames a request here (only
+ * Content-Length and Transfer-Encoding do), so an unusual one cannot smuggle.
+ * CONNECT asks for a tunnel, which Spindle is not (501); "connect" is just
+ * another token, and its authority-form target is refused like any other. */
 static int parse_method(sp_parser *p, sp_slice m) {
   if (m.len == 0 || m.len > MAX_METHOD_LEN) return fail(p, SP_BAD_REQUEST, "bad method");
-  for (size_t i = 0; i < m.len; i++) {
-    unsigned char c = (unsigned char)m.ptr[i];
-    if (!((c >= 'A' && c <= 'Z') || c == '-')) return fail(p, SP_BAD_REQUEST, "bad method");
-  }
-  if (ieq(m, "connect")) return fail(p, SP_NOT_IMPLEMENTED, "CONNECT is not supported");
+  for (size_t i = 0; i < m.len; i++)
+    if (!is_tchar((unsigned char)m.ptr[i])) return fail(p, SP_BAD_REQUEST, "bad method");
+  if (m.len == 7 && memcmp(m.ptr, "CONNECT", 7) == 0)
+    return fail(p, SP_NOT_IMPLEMENTED, "CONNECT is not supported");
   return SP_OK;
 }
 
@@ -347,7 +352,9 @@ static int parse_target(sp_parser *p, sp_slice m, sp_slice t, sp_head *h) {
   if (!valid_target_chars(t)) return fail(p, SP_BAD_REQUEST, "bad request target");
   sp_slice rest = t;
   if (t.ptr[0] == '*') {
-    if (t.len != 1 || !ieq(m, "options")) return fail(p, SP_BAD_REQUEST, "bad asterisk-form");
+    /* Methods are case-sensitive: "options" is not OPTIONS. */
+    if (t.len != 1 || m.len != 7 || memcmp(m.ptr, "OPTIONS", 7) != 0)
+      return fail(p, SP_BAD_REQUEST, "bad asterisk-form");
     h->path = t;
     h->query = slice(t.ptr, 0);
     return SP_OK;

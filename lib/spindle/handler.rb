@@ -24,7 +24,7 @@ module Spindle
       @tracker = RequestTracker.new
       @max_requests = config.max_keepalive_requests
       @oob_gc_every = config.oob_gc_every
-      @writer = HTTP::ResponseWriter.new
+      @writer = HTTP::ResponseWriter.new(log)
       @stopping = false
       @base_env = base_env(multithread, multiprocess)
     end
@@ -65,6 +65,12 @@ module Spindle
         status, headers, body = app_failed(e)
       end
       outcome = conn.hijacked? ? :hijacked : respond(conn, env, status, headers, body)
+      # The writer's 500 went out in place of what the app returned: that is
+      # what the client got, so it is what the log and the callbacks see.
+      if outcome == :failed
+        status = 500
+        outcome = :close
+      end
       @log.request(env, status, Process.clock_gettime(Process::CLOCK_MONOTONIC) - started) if started
       outcome
     ensure
@@ -120,16 +126,25 @@ module Spindle
       @writer.write(conn, env, status, headers, body, keep_alive)
     rescue *CLIENT_GONE
       :close
+    rescue HTTP::InvalidResponse => e
+      # The app's mistake, not the server's: what it returned and what Rack
+      # requires, without the writer's backtrace, which would point at Spindle.
+      @log.error("app returned an invalid response to #{env["REQUEST_METHOD"]} " \
+                 "#{Log.escape(env["PATH_INFO"].to_s)}: #{e.message}")
+      fail_response(conn)
     rescue StandardError => e
       @log.exception(e, "response could not be written")
       fail_response(conn)
     end
 
-    # After a failed response: a 500 if nothing was sent yet; either way the
-    # connection closes, since the client cannot tell where this response ends.
+    # After a failed response: a 500 if nothing was sent yet (:failed), else
+    # :close; either way the connection closes, since the client cannot tell
+    # where this response ends.
     def fail_response(conn)
-      @writer.write_simple(conn, 500, ERROR_BODY) unless conn.response_started?
-      :close
+      return :close if conn.response_started?
+
+      @writer.write_simple(conn, 500, ERROR_BODY)
+      :failed
     rescue StandardError
       :close
     end
@@ -148,8 +163,10 @@ module Spindle
       @log.exception(e, "body.close raised")
     end
 
+    # Rack SPEC: the callbacks run in reverse order of registration, like
+    # ensure blocks: middleware that registered first is told last.
     def response_finished(env, status, headers, error)
-      env[RESPONSE_FINISHED]&.each do |callback|
+      env[RESPONSE_FINISHED]&.reverse_each do |callback|
         callback.call(env, status, headers, error)
       rescue StandardError => e
         @log.exception(e, "rack.response_finished callback raised")

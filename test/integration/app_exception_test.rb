@@ -54,4 +54,13 @@ class AppExceptionTest < SpindleIntegrationTest
     closed.await("closed")
     assert_still_serving
   end
+
+  # Issue 11, the request log: it says what the client got, a 500, not the
+  # invalid status the app returned.
+  def test_request_log_shows_the_500_sent_for_an_invalid_status
+    logging = spawn_server("--log-requests", "-b", LOOPBACK, app_path("all"))
+    assert_equal 500, roundtrip(request("GET", "/raw_status/999"), logging).status
+    assert logging.wait_for_output(%r{"GET /raw_status/999 HTTP/1.1" 500 }), logging.output
+    refute_match(/" 999 /, logging.stdout)
+  end
 end

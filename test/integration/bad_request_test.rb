@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require "json"
 require "securerandom"
 require_relative "../support/spindle_process"
 
@@ -25,7 +26,8 @@ class BadRequestTest < SpindleIntegrationTest
     "obs-fold" => [400, "GET /%s HTTP/1.1\r\nHost: a\r\nX: a\r\n b\r\n\r\n"],
     "space before the colon" =>
       [400, "POST /%s HTTP/1.1\r\nHost: a\r\nTransfer-Encoding : chunked\r\n\r\n0\r\n\r\n"],
-    "lower-case method" => [400, "get /%s HTTP/1.1\r\nHost: a\r\n\r\n"],
+    "separator in the method" => [400, "G(T /%s HTTP/1.1\r\nHost: a\r\n\r\n"],
+    "method over 32 bytes" => [400, "#{'M' * 33} /%s HTTP/1.1\r\nHost: a\r\n\r\n"],
     "bad version" => [400, "GET /%s HTTP/1.a\r\nHost: a\r\n\r\n"],
     "control character in the target" => [400, "GET /%s\x01 HTTP/1.1\r\nHost: a\r\n\r\n"],
     "HTTP/1.1 without Host" => [400, "GET /%s HTTP/1.1\r\nX: y\r\n\r\n"],
@@ -87,6 +89,18 @@ class BadRequestTest < SpindleIntegrationTest
     assert_equal 400, response.status
     assert_closed_by_server(connection)
     assert_still_serving
+  end
+
+  # Issue 11, item 17: a method is any token (RFC 9110 §9.1); the app, not the
+  # parser, says which it serves.
+  def test_any_token_method_reaches_the_app
+    connection = connect
+    %w[get X_CUSTOM PURGE1].each do |method|
+      connection.write(request(method, "/method-#{method}"))
+      response = connection.read_response
+      assert_equal 200, response.status, "#{method}:\n#{response}"
+      assert_equal method, JSON.parse(response.body)["method"]
+    end
   end
 
   private

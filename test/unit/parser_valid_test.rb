@@ -130,6 +130,15 @@ class ParserValidTest < Minitest::Test
     assert_equal "443", env["SERVER_PORT"], "https's default port"
   end
 
+  # Issue 11, item 17: RFC 9110 §9.1, a method is any token and case-sensitive;
+  # the app answers 405 or 501 for one it does not serve.
+  def test_any_token_is_a_method
+    ["get", "Get", "X_CUSTOM", "PURGE1", "M-SEARCH", %q(!#$%&'*+-.^_`|~), "connect", "M" * 32].each do |method|
+      env = assert_accepted(Wire.request("#{method} /x HTTP/1.1", "Host: a")).env
+      assert_equal [method, "/x"], env.values_at("REQUEST_METHOD", "PATH_INFO"), method
+    end
+  end
+
   def test_options_asterisk
     env = assert_accepted(Wire.request("OPTIONS * HTTP/1.1", "Host: example.com")).env
     assert_equal ["OPTIONS", "*", ""], env.values_at("REQUEST_METHOD", "REQUEST_URI", "QUERY_STRING")

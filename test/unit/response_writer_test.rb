@@ -140,6 +140,117 @@ class ResponseWriterTest < Minitest::Test
     assert_equal :close, served.outcome
   end
 
+  # Issue 11, item 12: Rack SPEC runs rack.response_finished callbacks in
+  # reverse order of registration.
+  def test_response_finished_callbacks_run_in_reverse_order
+    order = []
+    app = lambda do |env|
+      3.times { |i| env["rack.response_finished"] << ->(*) { order << i } }
+      [200, {}, ["x"]]
+    end
+    serve(app, GET)
+    assert_equal [2, 1, 0], order
+  end
+
+  # Issue 11, item 13: a 1xx other than 101 is not a final status; sent as one,
+  # the client waits on and takes the next response for this one's.
+  def test_informational_final_status_is_a_500_that_closes
+    [100, 102, 103].each do |status|
+      served = serve(->(_) { [status, {}, []] }, GET, lint: false)
+      assert_equal 500, served.status, "status #{status}:\n#{served.raw}"
+      assert_equal ["close"], header(served, "connection")
+      assert_equal :close, served.outcome
+      assert_match(/invalid response to GET \/: status #{status} is informational/, logged_errors)
+    end
+  end
+
+  # Issue 11, item 14: no body, or a String body, is a 500 that says what the
+  # app returned and what Rack requires; not a 200 cut short.
+  def test_missing_or_string_body_is_a_500_that_says_why
+    { [200, {}] => /the body is NilClass nil; Rack requires a body that responds to #each or #call/,
+      [200, {}, "text"] => /the body is String "text"; Rack requires a body that responds to #each or #call/ }
+      .each do |response, logged|
+        served = serve(->(_) { response }, GET, lint: false)
+        assert_equal 500, served.status, served.raw
+        assert_equal ["close"], header(served, "connection")
+        assert_match logged, logged_errors
+        refute_match(/NoMethodError/, logged_errors)
+      end
+  end
+
+  # Issue 11, item 15: RFC 9110 §15.3.6, a 205 sends no content.
+  def test_205_has_no_body_and_a_zero_length
+    app = ->(_) { [205, { "content-length" => "13" }, ["reset content"]] }
+    served = serve(app, GET, lint: false)
+    assert_equal 205, served.status
+    assert_equal ["0"], header(served, "content-length")
+    assert_equal "", served.body.to_s
+    assert_equal :keep_alive, served.outcome
+  end
+
+  # Issue 11, item 16: a header the server cannot send is logged, by name.
+  def test_non_string_header_value_is_dropped_with_a_log_line_naming_it
+    app = ->(_) { [200, { "x-num" => 5, "x-ok" => "yes" }, ["x"]] }
+    served = serve(app, GET, lint: false)
+    assert_equal 200, served.status
+    assert_empty header(served, "x-num")
+    assert_equal ["yes"], header(served, "x-ok")
+    assert_match(/app response to GET \/: header x-num: the value is Integer 5; Rack requires a String/, logged_errors)
+  end
+
+  def test_unsafe_header_values_and_names_are_logged_when_dropped
+    app = ->(_) { [200, { "x-bad" => "a\r\nInjected: yes", "bad name" => "v" }, ["x"]] }
+    serve(app, GET, lint: false)
+    assert_match(/header x-bad: the value has CR or NUL/, logged_errors)
+    assert_match(/header name "bad name" is not a token/, logged_errors)
+  end
+
+  UPGRADE = "GET /ws HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"
+
+  # Issue 11, item 11: a 101 keeps the app's "connection: upgrade" (RFC 9110
+  # §7.8), runs the streaming body on the socket, and ends the HTTP parsing.
+  def test_101_with_a_streaming_body_keeps_connection_upgrade_and_runs_the_body
+    body = ->(stream) { stream.write("upgraded bytes") }
+    app = ->(_) { [101, { "upgrade" => "websocket", "connection" => "Upgrade" }, body] }
+    served = serve(app, UPGRADE, lint: false)
+    assert_equal 101, served.status
+    assert_equal ["Upgrade"], header(served, "connection")
+    assert_equal ["websocket"], header(served, "upgrade")
+    assert_equal "upgraded bytes", served.body
+    assert_equal :close, served.outcome, "the connection is no longer HTTP"
+  end
+
+  def test_101_without_connection_header_gets_one
+    app = ->(_) { [101, { "upgrade" => "websocket" }, ->(stream) { stream.write("x") }] }
+    served = serve(app, UPGRADE, lint: false)
+    assert_equal ["upgrade"], header(served, "connection")
+  end
+
+  def test_101_with_partial_hijack_hands_over_the_socket
+    takeover = lambda do |io|
+      io.write("hijacked bytes")
+      io.close
+    end
+    app = ->(_) { [101, { "upgrade" => "websocket", "connection" => "upgrade", "rack.hijack" => takeover }, []] }
+    served = serve(app, UPGRADE, lint: false)
+    assert_equal 101, served.status
+    assert_equal ["upgrade"], header(served, "connection")
+    assert_equal "hijacked bytes", served.body
+    assert_equal :hijacked, served.outcome
+  end
+
+  def test_101_that_nothing_takes_over_or_that_was_not_asked_for_is_a_500
+    upgrade = { "upgrade" => "websocket", "connection" => "upgrade" }
+    stream = ->(io) { io.write("x") }
+    [[UPGRADE, [101, upgrade, []], /nothing takes the connection over/],
+     [UPGRADE, [101, { "connection" => "upgrade" }, stream], /no upgrade header/],
+     [GET, [101, upgrade, stream], /the request did not ask for an upgrade/]].each do |request, response, logged|
+      served = serve(->(_) { response }, request, lint: false)
+      assert_equal 500, served.status, served.raw
+      assert_match logged, logged_errors
+    end
+  end
+
   def test_env_is_complete_and_passes_lint
     env = nil
     serve(->(e) { env = e.dup; [200, {}, []] }, "POST /p?q=1 HTTP/1.1\r\nHost: ex.com:8080\r\nContent-Length: 2\r\n\r\nhi")

@@ -8,7 +8,8 @@ module Spindle
     # yielding (CPU work, a C extension that blocks, IO.select on Ruby 3.1, file
     # reads). A fiber in the loop records a heartbeat; a watchdog thread warns,
     # once per stall, when the heartbeat is older than the threshold, with the
-    # backtrace of where the loop's thread is stuck.
+    # innermost frames of the code that holds the loop's thread: the app's
+    # frames, wherever they live (gems too), without the loop's own.
     #
     # A loop thread that merely waited for Ruby's GVL while other threads ran
     # (hybrid under load: its sibling loops, the app's own threads), or for a
@@ -22,6 +23,15 @@ module Spindle
     class StallDetector
       # Below this share of the lag on the CPU, a loop thread did not hold it.
       OWN_SHARE = 0.5
+      # How many of the innermost frames a warning shows.
+      SHOWN_FRAMES = 16
+      # The event loop's own machinery: Spindle's files and the gems that run
+      # the loop. Their frames say where the loop is, never why it is held.
+      SPINDLE_ROOT = File.expand_path("../../..", __dir__)
+      SPINDLE_DIRS = %w[lib bin].map { |dir| "#{File.join(SPINDLE_ROOT, dir)}/" }.freeze
+      LOOP_GEMS = %w[async io-event fiber-annotation nio4r].freeze
+      # Where the app is called from: frames outside it are the loop's.
+      HANDLER = "#{File.join(SPINDLE_ROOT, "lib", "spindle", "handler.rb")}:"
       @gvl_noted = false
 
       class << self
@@ -106,10 +116,33 @@ module Spindle
       end
 
       def report(loop_thread, lag, share)
-        where = (loop_thread.backtrace || []).reject { |line| line.include?("/gems/") }.first(8)
+        where = blocking_frames(loop_thread.backtrace || [])
         cpu = share ? ", on the CPU for #{(share.clamp(0, 1) * 100).round}% of it" : ""
         @log.error("event loop stalled for #{(lag * 1000).round}ms (threshold #{(@threshold * 1000).round}ms" \
                    "#{cpu}); the loop's thread is at:\n    #{where.join("\n    ")}")
+      end
+
+      # The innermost frames that are not the loop's own: the app's, its
+      # middleware's and its libraries' (installed as gems or not), where the
+      # code that held the loop is. The stack is cut where the handler called
+      # the app (what is outside is the loop: fibers, tasks, Kernel#loop). Only
+      # when the loop is held in its own code (nothing else on the stack) are
+      # its frames shown instead.
+      def blocking_frames(backtrace)
+        entry = backtrace.index { |frame| frame.start_with?(HANDLER) }
+        inner = entry ? backtrace.first(entry) : backtrace
+        internal = internal_dirs
+        app = inner.reject { |frame| internal.any? { |dir| frame.start_with?(dir) } }
+        (app.empty? ? backtrace : app).first(SHOWN_FRAMES)
+      end
+
+      # Spindle's own directories, and those of the loop's gems that are loaded
+      # (a bundle may vendor them anywhere, so their paths are asked for).
+      def internal_dirs
+        @internal_dirs ||= SPINDLE_DIRS + LOOP_GEMS.filter_map do |name|
+          spec = Gem.loaded_specs[name]
+          "#{spec.full_gem_path}/" if spec
+        end
       end
     end
   end

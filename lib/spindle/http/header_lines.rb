@@ -4,35 +4,47 @@ module Spindle
   module HTTP
     # Turns an app's response headers into header lines, in one pass, and
     # remembers what the server needs to know about them: the declared length,
-    # "connection: close", a Date, a partial-hijack callable.
+    # "connection: close", a Date, a partial-hijack callable, and for a 101 the
+    # upgrade fields.
     #
     # Nothing the app returns can split the response. A name that is not a token,
-    # or a value with CR or NUL, is dropped. A value with LF is a Rack 2 multi-value
-    # header: each line becomes its own field of the same name. Framing fields
-    # (transfer-encoding) are the server's, never the app's.
+    # a value that is not a String (or an Array of them), or a value with CR or
+    # NUL is dropped, and the reason kept in #problems for the log: an app error
+    # is never dropped silently. A value with LF is a Rack 2 multi-value header:
+    # each line becomes its own field of the same name. Framing fields
+    # (transfer-encoding) are the server's, never the app's; so is "connection",
+    # except on a 101, where the app's "connection: upgrade" must reach the
+    # client (RFC 9110 §7.8).
     class HeaderLines
       TOKEN = /\A[!#$%&'*+\-.^_`|~0-9A-Za-z]+\z/
       UNSAFE = /[\r\n\0]/
       DIGITS = /\A\d{1,18}\z/
+      UPGRADE_OPTION = /\bupgrade\b/i
+      SWITCHING_PROTOCOLS = 101
+      # How much of a rejected name or value a log line shows.
+      SHOWN = 60
 
-      attr_reader :content_length, :close, :date, :hijack, :dropped
+      attr_reader :content_length, :close, :date, :hijack, :upgrade, :connection_upgrade, :problems
 
-      # skip_length is positional: Class#new forwarding a keyword allocates a Hash
-      # per call on Ruby 3.1, and this runs once per response.
-      def initialize(head, headers, skip_length = false)
+      # status is positional: Class#new forwarding a keyword allocates a Hash per
+      # call on Ruby 3.1, and this runs once per response.
+      def initialize(head, headers, status)
         @head = head
-        @skip_length = skip_length
+        # 1xx, 204 and 205 carry no content, so the app's length is not theirs to
+        # declare (205: the writer declares 0 itself).
+        @skip_length = status < 200 || status == 204 || status == 205
+        @switching = status == SWITCHING_PROTOCOLS
         @content_length = nil
-        @close = @date = false
+        @close = @date = @upgrade = @connection_upgrade = false
         @hijack = nil
-        @dropped = 0
+        @problems = nil
         headers.each { |name, value| add(name, value) }
       end
 
       private
 
       def add(name, value)
-        return drop unless name.is_a?(String) && name.match?(TOKEN)
+        return drop("header name #{shown(name)} is not a token") unless name.is_a?(String) && name.match?(TOKEN)
         return if special?(name, value)
 
         if value.is_a?(Array)
@@ -47,6 +59,7 @@ module Spindle
       def special?(name, value)
         case name.bytesize
         when 4 then @date ||= name.casecmp?("date")
+        when 7 then @upgrade ||= name.casecmp?("upgrade")
         when 10 then return note_connection(value) if name.casecmp?("connection")
         when 11 then return @hijack = value if name == "rack.hijack"
         when 14 then return note_content_length(value) if name.casecmp?("content-length")
@@ -55,33 +68,46 @@ module Spindle
         name.start_with?("rack.")
       end
 
+      # The server writes its own connection field, except on a 101 that names
+      # the upgrade: that one is the app's, and is written as given.
       def note_connection(value)
-        @close = true if value.is_a?(String) && value.match?(/\bclose\b/i)
-        true # the server writes its own connection field
+        return @close = true if value.is_a?(String) && value.match?(/\bclose\b/i)
+        return true unless @switching && value.is_a?(String) && value.match?(UPGRADE_OPTION)
+
+        @connection_upgrade = true
+        false
       end
 
       def note_content_length(value)
         return true if @skip_length
-        return drop unless value.is_a?(String) && value.match?(DIGITS)
+        return drop("content-length #{shown(value)} is not a length") unless value.is_a?(String) && value.match?(DIGITS)
 
         @content_length = value.to_i
         false
       end
 
       def add_value(name, value)
-        return drop unless value.is_a?(String)
+        unless value.is_a?(String)
+          return drop("header #{name}: the value is #{value.class} #{shown(value)}; Rack requires a String " \
+                      "or an Array of Strings")
+        end
 
         if value.match?(UNSAFE)
-          return drop if value.include?("\r") || value.include?("\0")
+          return drop("header #{name}: the value has CR or NUL") if value.include?("\r") || value.include?("\0")
 
           return value.split("\n").each { |line| add_value(name, line) }
         end
         @head << name << ": " << value << "\r\n"
       end
 
-      def drop
-        @dropped += 1
+      def drop(problem)
+        (@problems ||= []) << problem
         true
+      end
+
+      def shown(object)
+        text = object.inspect
+        text.size > SHOWN ? "#{text[0, SHOWN]}..." : text
       end
     end
   end

@@ -3,12 +3,13 @@
 require "rack/utils"
 require_relative "date_header"
 require_relative "header_lines"
+require_relative "../log"
 
 module Spindle
   module HTTP
     # Raised for a response the app returned that cannot be written as given (bad
-    # status, a body part that is not a String). Before the head is sent it
-    # becomes a 500; after, the connection is closed.
+    # status, a body Rack does not allow, a body part that is not a String).
+    # Before the head is sent it becomes a 500; after, the connection is closed.
     class InvalidResponse < StandardError; end
 
     # Writes one Rack response to a connection and says whether the connection can
@@ -16,7 +17,12 @@ module Spindle
     #
     # Framing is the server's job, never the app's. Content-Length when the size is
     # known (declared, an Array body, a file); chunked when it is not, on HTTP/1.1;
-    # close-delimited on HTTP/1.0. HEAD, 1xx, 204 and 304 never carry a body.
+    # close-delimited on HTTP/1.0. HEAD, 1xx, 204, 205 and 304 never carry a body.
+    #
+    # A 101 hands the connection over: to the rack.hijack header's callable, or
+    # to a streaming body, which runs for as long as the upgraded protocol talks.
+    # Any other 1xx is not a final status and is refused: the client would wait
+    # on for the real response and take the next one as this one's.
     class ResponseWriter
       COALESCE_LIMIT = 64 * 1024
       CHUNK_END = "\r\n"
@@ -24,12 +30,21 @@ module Spindle
       KEEP_ALIVE_LINE = "connection: keep-alive\r\n"
       CLOSE_LINE = "connection: close\r\n"
       CHUNKED_LINE = "transfer-encoding: chunked\r\n"
+      UPGRADE_LINE = "connection: upgrade\r\n"
+      NO_CONTENT_LINE = "content-length: 0\r\n"
       HEAD = "HEAD"
       # Content-Length values up to 16 KiB, formatted once: most bodies are small.
       LENGTHS = Array.new(16_385) { |n| n.to_s.freeze }.freeze
       HTTP_1_0 = "HTTP/1.0"
+      SWITCHING_PROTOCOLS = 101
+      RESET_CONTENT = 205
+      # How much of an invalid body a log line shows.
+      SHOWN = 60
 
-      def initialize
+      # log: where dropped response headers are reported (nil: nowhere, for
+      # tests that only look at the bytes).
+      def initialize(log = nil)
+        @log = log
         @status_lines = Hash.new do |cache, status|
           reason = Rack::Utils::HTTP_STATUS_CODES.fetch(status, "Status #{status}")
           cache[status] = "HTTP/1.1 #{status} #{reason}\r\n".freeze
@@ -42,15 +57,15 @@ module Spindle
       def write(conn, env, status, headers, body, keep_alive)
         status = check_status(status)
         head = +@status_lines[status]
-        lines = HeaderLines.new(head, headers, status < 200 || status == 204)
+        lines = HeaderLines.new(head, check_headers(headers), status)
+        report(lines.problems, env) if lines.problems
         head << @date.line unless lines.date
+        return write_upgrade(conn, env, head, lines, body) if status == SWITCHING_PROTOCOLS
         return write_partial_hijack(conn, head, lines.hijack) if lines.hijack
 
-        if env["REQUEST_METHOD"] == HEAD || bodyless?(status)
-          finish_head(head, keep_alive, env)
-          conn.write(head)
-          return keep_alive ? :keep_alive : :close
-        end
+        check_body(body)
+        return write_bodyless(conn, env, head, status, keep_alive) if env["REQUEST_METHOD"] == HEAD || bodyless?(status)
+
         write_with_body(conn, env, head, lines, body, keep_alive)
       end
 
@@ -67,20 +82,61 @@ module Spindle
         return if env["SERVER_PROTOCOL"] == HTTP_1_0
 
         head = +@status_lines[103]
-        HeaderLines.new(head, headers)
+        lines = HeaderLines.new(head, headers, 103)
+        report(lines.problems, env) if lines.problems
         conn.write(head << "\r\n")
       end
 
       private
 
+      # 101 is the one 1xx an app may answer with (an upgrade, see #write_upgrade).
       def check_status(status)
         code = status.is_a?(Integer) ? status : Integer(status, exception: false)
         raise InvalidResponse, "invalid status #{status.inspect}" unless code && code >= 100 && code <= 599
+        if code < 200 && code != SWITCHING_PROTOCOLS
+          raise InvalidResponse, "status #{code} is informational, not a final status; send 1xx hints with " \
+                                 "rack.early_hints"
+        end
 
         code
       end
 
-      def bodyless?(status) = status < 200 || status == 204 || status == 304
+      def check_headers(headers)
+        return headers if headers.respond_to?(:each)
+
+        raise InvalidResponse, "the headers are #{headers.class}; Rack requires a Hash"
+      end
+
+      # Checked before the head goes out, so that the client gets a 500 and not a
+      # 200 with a body cut short.
+      def check_body(body)
+        return if body.respond_to?(:each) || body.respond_to?(:call)
+
+        shown = body.inspect
+        shown = "#{shown[0, SHOWN]}..." if shown.size > SHOWN
+        raise InvalidResponse, "the body is #{body.class} #{shown}; Rack requires a body that responds to #each " \
+                               "or #call (wrap a String in an Array)"
+      end
+
+      def report(problems, env)
+        return unless @log
+
+        problems.each do |problem|
+          @log.error("app response to #{env["REQUEST_METHOD"]} #{Log.escape(env["PATH_INFO"].to_s)}: #{problem}; " \
+                     "not sent")
+        end
+      end
+
+      def bodyless?(status) = status < 200 || status == 204 || status == RESET_CONTENT || status == 304
+
+      # RFC 9110 §15.3.6: a 205 has no content, and says so with a zero length
+      # (not a missing one, which a client could take as "read to close").
+      def write_bodyless(conn, env, head, status, keep_alive)
+        head << NO_CONTENT_LINE if status == RESET_CONTENT
+        finish_head(head, keep_alive, env)
+        conn.write(head)
+        keep_alive ? :keep_alive : :close
+      end
 
       def finish_head(head, keep_alive, env)
         if keep_alive
@@ -217,6 +273,34 @@ module Spindle
         conn.write(head << "\r\n")
         hijack.call(conn.call)
         :hijacked
+      end
+
+      # A 101 (RFC 9110 §15.2.2): the connection stops being HTTP once the head
+      # is out. It must be an answer to a request that asked for an upgrade, say
+      # which protocol follows, and name someone to speak it: the rack.hijack
+      # header's callable (which then owns the socket) or a streaming body (which
+      # runs to the end of the upgraded connection; then the server closes it).
+      # Either way the engine stops parsing the connection: :hijacked or :close.
+      def write_upgrade(conn, env, head, lines, body)
+        check_upgrade(env, lines, body)
+        head << UPGRADE_LINE unless lines.connection_upgrade
+        return write_partial_hijack(conn, head, lines.hijack) if lines.hijack
+
+        conn.write(head << "\r\n")
+        conn.flush
+        body.call(conn.io)
+        :close
+      end
+
+      def check_upgrade(env, lines, body)
+        problem = if env["SERVER_PROTOCOL"] == HTTP_1_0 || !env["HTTP_UPGRADE"]
+                    "the request did not ask for an upgrade"
+                  elsif !lines.upgrade
+                    "it has no upgrade header naming the protocol"
+                  elsif !lines.hijack && (body.respond_to?(:each) || !body.respond_to?(:call))
+                    "nothing takes the connection over: return a rack.hijack header or a streaming body"
+                  end
+        raise InvalidResponse, "status 101 but #{problem}" if problem
       end
     end
   end

@@ -1,0 +1,72 @@
+# frozen_string_literal: true
+
+require "socket"
+require "websocket/driver"
+require_relative "http_client"
+
+# A WebSocket client over a real TCP socket, speaking through websocket-driver
+# (a real implementation, so a server that gets the upgrade wrong fails the
+# handshake as a browser would). Every wait has a deadline.
+class WebSocketClient
+  class Failure < StandardError; end
+
+  attr_reader :url
+
+  def initialize(host, port, path, deadline: HttpClient::DEFAULT_DEADLINE)
+    @socket = TCPSocket.new(host, port)
+    @url = "ws://#{host}:#{port}#{path}"
+    @messages = []
+    @open = false
+    @closed = nil
+    @error = nil
+    @driver = WebSocket::Driver.client(self)
+    @driver.on(:open) { @open = true }
+    @driver.on(:message) { |event| @messages << event.data }
+    @driver.on(:close) { |event| @closed = event }
+    @driver.on(:error) { |event| @error = event.message }
+    @driver.start
+    pump("the handshake", deadline) { @open }
+  end
+
+  # The driver writes frames through this.
+  def write(data) = @socket.write(data)
+
+  def send_text(text) = @driver.text(text)
+
+  def receive(deadline: HttpClient::DEFAULT_DEADLINE)
+    pump("a message", deadline) { @messages.any? }
+    @messages.shift
+  end
+
+  # The closing handshake: our close frame, the server's answer. Returns the
+  # server's close code.
+  def close(deadline: HttpClient::DEFAULT_DEADLINE)
+    @driver.close
+    pump("the server's close frame", deadline) { @closed }
+    @closed.code
+  ensure
+    @socket.close
+  end
+
+  def abort = @socket.close
+
+  private
+
+  def pump(what, deadline)
+    limit = clock + deadline
+    until yield
+      raise Failure, "waiting for #{what}: #{@error}" if @error
+
+      remaining = limit - clock
+      raise Failure, "no #{what} within #{deadline}s" if remaining <= 0
+      next unless @socket.wait_readable(remaining)
+
+      data = @socket.read_nonblock(16 * 1024, exception: false)
+      raise Failure, "the server closed the connection while waiting for #{what}" if data.nil?
+
+      @driver.parse(data) unless data == :wait_readable
+    end
+  end
+
+  def clock = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+end
