@@ -28,6 +28,9 @@ module Spindle
         raise Config::Error, "a TCP control endpoint needs --control-token" if @uri.scheme == "tcp" && !token
       end
 
+      # The listening socket, for forked workers to close.
+      def io = @server
+
       def start
         @server = listen
         @thread = Thread.new { loop { serve(@server.accept) } }
