@@ -45,12 +45,12 @@ class RestartFailuresTest < SpindleIntegrationTest
 
   # A boot that hangs is bounded by --worker-timeout, so it ends the rollout too.
   def test_a_phased_restart_whose_boot_hangs_ends
-    app = start("--worker-timeout", "2")
+    app = start("--worker-timeout", "5")
     before = serving_pids
     deploy("hang")
     Process.kill(:USR1, app.pid)
     assert app.wait_for_output(/phased restart failed: worker \d+ failed to boot/, deadline: DEADLINE), app.output
-    assert_match(/did not boot within 2.0s/, app.output)
+    assert_match(/did not boot within 5.0s/, app.output)
     assert_equal before, serving_pids
   end
 
