@@ -39,6 +39,33 @@ module ClusterHelpers
     end
   end
 
+  # Processes of the test's server (its process group) that are masters: a
+  # master not yet past its boot still shows its command line.
+  def masters(process)
+    Dir["/proc/[0-9]*"].filter_map do |dir|
+      pgrp = File.read("#{dir}/stat")[/\) \S+ \d+ (\d+)/, 1].to_i
+      cmdline = File.read("#{dir}/cmdline")
+      File.basename(dir).to_i if pgrp == process.pid && cmdline.match?(%r{\Aspindle master|bin/spindle})
+    rescue Errno::ENOENT, Errno::ESRCH
+      nil
+    end
+  end
+
+  # The inode of the listening UNIX socket bound at path (/proc/net/unix).
+  def listening_inode(path)
+    line = File.readlines("/proc/net/unix").find { |l| l.split[7] == path }
+    line&.split&.fetch(6)&.to_i
+  end
+
+  # The socket inodes a process has open.
+  def socket_inodes(pid)
+    Dir["/proc/#{pid}/fd/*"].filter_map do |fd|
+      File.readlink(fd)[/\Asocket:\[(\d+)\]\z/, 1]&.to_i
+    rescue Errno::ENOENT
+      nil
+    end
+  end
+
   # One request on a fresh connection, closed after the response.
   def self.get(process, path)
     connection = process.connect

@@ -5,10 +5,13 @@ module Spindle
     # The master's record of one child process (a worker or the mold).
     class Child
       attr_reader :index, :channel, :spawned_at
-      attr_accessor :pid, :state, :booted_at, :last_checkin, :checkin, :generation
+      attr_accessor :pid, :state, :booted_at, :last_checkin, :checkin, :generation, :channel_closed
 
-      # state: :booting → :serving → :retiring (told to drain); :mold_pending →
-      # :mold for the worker chosen to become a mold.
+      # Workers: :booting → :serving → :retiring (told to drain), or :killed
+      # (stuck, sent KILL). Molds: :mold_pending (a worker told to become one)
+      # → :mold → :mold_retiring (a newer mold replaced it). :exited once the
+      # registry has let go of it, so whoever still holds the record (a
+      # rollout) sees that it is gone.
       def initialize(index:, generation:, channel:, pid: nil)
         @index = index
         @generation = generation
@@ -18,11 +21,14 @@ module Spindle
         @spawned_at = Process.clock_gettime(Process::CLOCK_MONOTONIC)
         @last_checkin = @spawned_at
         @checkin = nil
+        @channel_closed = false
       end
 
-      def worker? = %i[booting serving retiring].include?(@state)
-      def mold? = %i[mold_pending mold].include?(@state)
+      def worker? = %i[booting serving retiring killed].include?(@state)
+      def mold? = %i[mold_pending mold mold_retiring].include?(@state)
       def serving? = @state == :serving
+      def booting? = @state == :booting
+      def exited? = @state == :exited
       def requests = @checkin&.requests.to_i
     end
 
@@ -42,14 +48,28 @@ module Spindle
 
       def remove(child)
         @by_channel.delete(child.channel)
+        child.state = :exited
         child.channel.close unless child.channel.closed?
       end
 
       def by_channel(io) = @by_channel[io]
       def by_pid(pid) = find { |c| c.pid == pid }
-      def channels = @by_channel.keys
+
+      # Channels still worth waiting on: one at end of stream would wake
+      # select at once on every tick until its process is reaped.
+      def channels = reject(&:channel_closed).map(&:channel)
+
+      # Every channel, for a forked child to close: the master's ends are
+      # the master's alone. (A worker holding a sibling's master end would
+      # keep that sibling from seeing end of stream when the master dies.)
+      def all_channels = @by_channel.keys
+
       def workers = select(&:worker?)
-      def mold = find(&:mold?)
+
+      # The mold new workers are forked from: only the current one. A mold
+      # being replaced carries out the orders it already has, then exits; an
+      # order sent to it now would wait behind that exit and never be obeyed.
+      def mold = find { |c| c.state == :mold }
 
       # Workers that count towards capacity: not told to leave.
       def active = select { |c| c.state == :booting || c.state == :serving }

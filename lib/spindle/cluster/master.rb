@@ -41,16 +41,18 @@ module Spindle
         @next_memory_check = 0
         @rollout = nil
         @stopping = nil
-        @handed_over = false
+        @successor = nil # the new master a USR2 started, until it takes over or dies
+        @gave_up = false
       end
 
       def run
         boot
         tick until @stopping && @children.none?
         @log.info("spindle: master stopped")
+        exit(1) if @gave_up
       ensure
         @control&.close
-        @server&.close_listeners(unlink: !@handed_over)
+        @server&.close_listeners(unlink: owns_socket_files?)
       end
 
       private
@@ -63,10 +65,12 @@ module Spindle
         @app ||= AppLoader.load(@rackup) if @config.preload
         @server = Server.new(@app, @config, @log, listeners: inherited || [])
         @server.bind unless inherited
+        # A new master leaves the control socket to the old one until it takes
+        # over: if it gives up, the old master must still answer spindlectl.
+        open_control unless @parent_master
         @spawner = Spawner.new(config: @config, log: @log, children: @children, listeners: @server.listeners,
-                               closes_in_child: [@signals.reader])
+                               closes_in_child: [@signals.reader, @control&.io].compact)
         @spawner.app_source(@app, @rackup)
-        @control = ControlServer.open(@config, @signals) if @config.control
         @started_at = Time.now
         Process.setproctitle("spindle master")
         @log.announce(@server.startup_line)
@@ -84,10 +88,14 @@ module Spindle
         maintain_worker_count
       end
 
+      def open_control
+        @control = ControlServer.open(@config, @signals) if @config.control
+      end
+
       def dispatch(item)
         case item
         when :TERM, :INT then stop(:TERM)
-        when :QUIT then stop(:QUIT)
+        when :QUIT then quit
         when :USR1 then start_rollout(@children.active.dup, "phased restart")
         when :USR2 then hot_restart
         when :TTIN then @desired += 1
@@ -138,12 +146,16 @@ module Spindle
       end
 
       # A worker that died before it booted has no pid to reap by: its closed
-      # channel is all that is left of it.
+      # channel is all that is left of it. Any other child is reaped by pid.
       def channel_closed(child)
-        return unless child && child.pid.nil?
+        return unless child
 
-        boot_failed(child)
-        @children.remove(child)
+        if child.pid
+          child.channel_closed = true
+        else
+          boot_failed(child)
+          @children.remove(child)
+        end
       end
 
       # --- processes ----------------------------------------------------------
@@ -152,11 +164,12 @@ module Spindle
         loop do
           pid, status = Process.wait2(-1, Process::WNOHANG)
           return unless pid
+          next successor_exited(status) if pid == @successor
 
           child = @children.by_pid(pid)
           next unless child
 
-          boot_failed(child) if child.state == :booting
+          boot_failed(child) if child.booting?
           @log.error("worker #{child.index} (pid #{pid}) died: #{status}") unless expected_exit?(child)
           @children.remove(child)
         end
@@ -164,13 +177,17 @@ module Spindle
         nil
       end
 
-      def expected_exit?(child) = @stopping || child.state == :retiring || child.mold?
+      def expected_exit?(child) = @stopping || %i[retiring killed].include?(child.state) || child.mold?
 
+      # A new master whose worker cannot boot gives up at once: the old
+      # master still serves the old code, and waiting would only leave a
+      # second master holding the port with no worker.
       def boot_failed(child)
         @boot_failures += 1
         delay = [0.5 * (2**(@boot_failures - 1)), 30].min
         @next_spawn_at = Process.clock_gettime(Process::CLOCK_MONOTONIC) + delay
         @log.error("worker #{child.index} failed to boot (#{@boot_failures} in a row); next try in #{delay}s")
+        give_up_takeover("worker #{child.index} failed to boot") if @parent_master && !@gave_up
       end
 
       def maintain_worker_count
@@ -182,22 +199,40 @@ module Spindle
 
       def spawn_worker(index) = @spawner.spawn(index)
 
-      # A worker that stopped checking in, or whose oldest request has run past
-      # the timeout, is stuck: kill it; maintain_worker_count replaces it.
+      # --worker-timeout bounds a worker's boot, its silence and its oldest
+      # request. Past it the worker is killed; maintain_worker_count replaces it.
       def murder_lazy_workers
         now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-        limit = @config.worker_timeout
-        @children.each do |child|
-          next unless child.pid && (child.serving? || child.state == :retiring)
-
-          silent = now - child.last_checkin
-          busy = child.checkin&.oldest_request_age.to_f
-          next unless silent > limit || busy > limit
-
-          @log.error("worker #{child.index} (pid #{child.pid}) is stuck (silent #{silent.round(1)}s, " \
-                     "oldest request #{busy.round(1)}s); killing it")
-          kill(child, :KILL)
+        @children.to_a.each do |child|
+          if child.booting? then kill_slow_boot(child, now)
+          elsif child.pid && (child.serving? || child.state == :retiring) then kill_if_stuck(child, now)
+          end
         end
+      end
+
+      # A boot that hangs would hold a rollout or a hot restart for ever. A
+      # worker forked by the mold has no pid yet: closing its channel is what
+      # tells it to go (its next message fails and it exits).
+      def kill_slow_boot(child, now)
+        return unless now - child.spawned_at > @config.worker_timeout
+
+        @log.error("worker #{child.index} did not boot within #{@config.worker_timeout}s; killing it")
+        kill(child, :KILL)
+        boot_failed(child)
+        @children.remove(child)
+      end
+
+      # :killed, so the next tick (before the reap) does not kill and log again.
+      def kill_if_stuck(child, now)
+        limit = @config.worker_timeout
+        silent = now - child.last_checkin
+        busy = child.checkin&.oldest_request_age.to_f
+        return unless silent > limit || busy > limit
+
+        @log.error("worker #{child.index} (pid #{child.pid}) is stuck (silent #{silent.round(1)}s, " \
+                   "oldest request #{busy.round(1)}s); killing it")
+        child.state = :killed
+        kill(child, :KILL)
       end
 
       def recycle_fat_workers
@@ -241,10 +276,14 @@ module Spindle
       def advance_rollout
         return unless @rollout && !@stopping
 
-        done = @rollout.advance(spawn: ->(index) { spawn_worker(index) }, retire: ->(child) { retire(child) })
-        return unless done
+        outcome = @rollout.advance(spawn: ->(index) { spawn_worker(index) }, retire: ->(child) { retire(child) })
+        return if outcome == :running
 
-        @log.info("spindle: #{@rollout.reason} done")
+        if outcome == :done
+          @log.info("spindle: #{@rollout.reason} done")
+        else
+          @log.error("#{@rollout.reason} failed: #{outcome}; the old workers keep serving")
+        end
         @rollout = nil
       end
 
@@ -270,8 +309,8 @@ module Spindle
       end
 
       def mold_ready(child, message)
-        previous = @children.find { |c| c.state == :mold }
-        kill(previous, :TERM) if previous
+        previous = @children.mold
+        retire_mold(previous) if previous
         child.state = :mold
         child.pid = message.pid
         child.generation = message.generation
@@ -279,19 +318,76 @@ module Spindle
         start_rollout(@children.active.select { |c| c.generation < @generation }, "refork to generation #{@generation}")
       end
 
-      def hot_restart
-        pid = HotRestart.start(@server.listeners)
-        @handed_over = true
-        @log.info("spindle: hot restart: new master pid #{pid} takes over the listeners")
+      # End of stream on its channel, not a signal: the mold first carries
+      # out the orders already queued to it (workers the master counts on),
+      # then exits.
+      def retire_mold(mold)
+        mold.state = :mold_retiring
+        mold.channel.shutdown(Socket::SHUT_WR)
+      rescue IOError, SystemCallError
+        kill(mold, :TERM)
       end
 
+      # --- hot restart ----------------------------------------------------------
+
+      # One new master at a time: a second one would serve the same port
+      # beside the first, each with its own workers.
+      def hot_restart
+        refusal = if @stopping then "this master is stopping"
+                  elsif @successor then "new master pid #{@successor} is starting"
+                  elsif @parent_master then "this master has not taken over yet"
+                  end
+        return @log.info("spindle: hot restart ignored: #{refusal}") if refusal
+
+        @successor = HotRestart.start(@server.listeners)
+        @log.info("spindle: hot restart: started new master pid #{@successor}; " \
+                  "it takes over once its workers serve")
+      end
+
+      # QUIT from the new master says it serves; from anyone else it is a drain.
+      def quit
+        @log.info("spindle: hot restart: new master pid #{@successor} takes over the listeners") if @successor
+        stop(:QUIT)
+      end
+
+      def successor_exited(status)
+        if @stopping
+          @log.error("new master pid #{@successor} exited: #{status}")
+        else
+          @log.error("hot restart failed: new master pid #{@successor} exited (#{status}) before it served; " \
+                     "this master keeps serving")
+        end
+        @successor = nil
+      end
+
+      # A new master owns the socket files once it has taken over; until then
+      # they are the old master's. A master that hands over leaves them too.
+      def owns_socket_files? = !@parent_master && !@gave_up && !@successor
+
       def tell_parent_to_drain
-        Process.kill(:QUIT, @parent_master)
-        @log.info("spindle: serving; told the previous master (pid #{@parent_master}) to drain")
+        parent = @parent_master
+        @parent_master = nil
+        take_over_control
+        Process.kill(:QUIT, parent)
+        @log.info("spindle: serving; told the previous master (pid #{parent}) to drain")
       rescue Errno::ESRCH
         nil
-      ensure
-        @parent_master = nil
+      end
+
+      # The control socket moves to this master now; failing to open it must
+      # not stop a master whose workers already serve.
+      def take_over_control
+        open_control
+        @spawner.close_in_child(@control.io) if @control
+      rescue StandardError => e
+        @log.error("control endpoint not opened: #{e.message}")
+      end
+
+      def give_up_takeover(why)
+        @log.error("hot restart: #{why}; this new master gives up and exits, " \
+                   "the previous master (pid #{@parent_master}) keeps serving")
+        @gave_up = true
+        stop(:TERM)
       end
 
       # TERM/INT: workers drain within shutdown_timeout. QUIT: no limit. A
@@ -299,7 +395,7 @@ module Spindle
       def stop(how)
         if @stopping
           @children.each { |c| kill(c, :KILL) }
-          @server.close_listeners(unlink: !@handed_over)
+          @server.close_listeners(unlink: owns_socket_files?)
           exit!(1)
         end
         @stopping = how

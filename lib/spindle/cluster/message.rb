@@ -41,7 +41,7 @@ module Spindle
 
       # The next message, waiting for it; nil at end of stream.
       def receive(socket)
-        decode(*socket.recvmsg(MAX_BYTES, 0, nil, scm_rights: true))
+        decode(socket.recvmsg(MAX_BYTES, 0, nil, scm_rights: true))
       rescue Errno::ECONNRESET, IOError
         nil
       end
@@ -51,12 +51,17 @@ module Spindle
         received = socket.recvmsg_nonblock(MAX_BYTES, 0, nil, scm_rights: true, exception: false)
         return :wait if received == :wait_readable
 
-        decode(*received)
+        decode(received)
       rescue Errno::ECONNRESET, IOError
         nil
       end
 
-      def decode(data, _addr = nil, _flags = nil, *controls)
+      # received: recvmsg's [data, addr, flags, *controls]. At end of stream
+      # Ruby 3.1 gives an empty data String and Ruby 3.3 gives nil instead of
+      # the Array: both mean the peer is gone. (Splatting 3.3's nil into
+      # decode raised ArgumentError and killed the master.)
+      def decode(received)
+        data, _addr, _flags, *controls = received
         return nil if data.nil? || data.empty?
 
         message = Marshal.load(data) # rubocop:disable Security/MarshalLoad -- our own forked processes

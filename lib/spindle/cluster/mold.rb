@@ -84,10 +84,17 @@ module Spindle
         end
       end
 
+      # The worker closes the mold's channel: a worker holding it would keep
+      # it open after the mold exits, so the master would never see the mold
+      # go, and orders queued to a dead mold (with the new workers' channels
+      # in them) would wait there for ever: a slot stuck in :booting.
       def spawn(order)
         middle = fork do
-          fork { Worker.new(index: order.index, generation: @generation, channel: order.channel, app: @app,
-                            config: @config, log: @log, listeners: @listeners).run }
+          fork do
+            @channel.close
+            Worker.new(index: order.index, generation: @generation, channel: order.channel, app: @app,
+                       config: @config, log: @log, listeners: @listeners).run
+          end
           exit!(0)
         end
         Process.wait(middle)

@@ -6,6 +6,11 @@ module Spindle
     # serves, then retire one old worker. Capacity therefore never drops below
     # what it was. A phased restart (USR1), a refork and a memory recycle are all
     # rollouts; they differ in which workers they replace.
+    #
+    # A replacement that fails to boot ends the rollout: the new code (or the
+    # new mold) cannot serve, so the old workers keep serving and the next
+    # USR1 or refork starts afresh. Retrying here would loop forever on a
+    # broken app.
     class Rollout
       attr_reader :reason
 
@@ -15,16 +20,21 @@ module Spindle
         @pending = nil
       end
 
-      # spawn: ->(index) { new Child }; retire: ->(child) { ... }. True when done.
+      # spawn: ->(index) { new Child }; retire: ->(child) { ... }.
+      # Returns :running, :done, or a String saying why the rollout failed.
       def advance(spawn:, retire:)
-        @old.reject! { |child| child.state != :serving && child.state != :booting }
-        if @pending&.serving?
+        @old.select! { |child| child.serving? || child.booting? }
+        if @pending
+          return "worker #{@pending.index} #{@pending.booted_at ? 'died' : 'failed to boot'}" if @pending.exited?
+          return :running unless @pending.serving?
+
           retire.call(@old.shift) unless @old.empty?
           @pending = nil
         end
-        @pending = spawn.call(@old.first.index) if @pending.nil? && !@old.empty?
-        @pending = nil if @pending && !@pending.worker? # died while booting: try again next turn
-        @old.empty? && @pending.nil?
+        return :done if @old.empty?
+
+        @pending = spawn.call(@old.first.index)
+        :running
       end
 
       def replacing?(child) = @old.include?(child)

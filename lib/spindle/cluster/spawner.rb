@@ -18,7 +18,7 @@ module Spindle
         @log = log
         @children = children
         @listeners = listeners
-        @closes_in_child = closes_in_child # master-only IOs a worker must not keep
+        @closes_in_child = closes_in_child.dup # master-only IOs a worker must not keep
         @app = nil
         @rackup = nil
       end
@@ -29,9 +29,15 @@ module Spindle
         @rackup = rackup
       end
 
+      # A master-only IO opened after the Spawner (the control listener of a
+      # new master, opened once it takes over).
+      def close_in_child(io)
+        @closes_in_child << io
+      end
+
       def spawn(index)
         mold = @children.mold
-        mold&.state == :mold ? from_mold(mold, index) : from_master(index)
+        mold ? from_mold(mold, index) : from_master(index)
       end
 
       private
@@ -41,7 +47,7 @@ module Spindle
         @config.run_hooks(:before_fork)
         pid = fork do
           ours.close
-          @closes_in_child.each(&:close)
+          (@closes_in_child + @children.all_channels).each(&:close)
           Worker.new(index: index, generation: 0, channel: theirs, app: @app || AppLoader.load(@rackup),
                      config: @config, log: @log, listeners: @listeners).run
         end

@@ -9,6 +9,8 @@ module Spindle
     # and totals. Built on the master's thread, from the workers' last check-ins
     # and /proc. docs/STATS.md documents every field.
     class StatsReport
+      WORKER_STATES = %w[booting serving retiring killed].freeze
+
       def initialize(master, config)
         @master = master
         @config = config
@@ -16,9 +18,10 @@ module Spindle
 
       def to_h
         children = @master.children.map { |c| child(c) }
-        workers = children.select { |c| %w[booting serving retiring].include?(c["state"]) }
+        workers = children.select { |c| WORKER_STATES.include?(c["state"]) }
+        molds = children.select { |c| c["state"].start_with?("mold") }
         { "master" => master_entry, "totals" => totals(workers, children), "workers" => workers,
-          "mold" => children.find { |c| c["state"].start_with?("mold") } }
+          "mold" => molds.find { |c| c["state"] == "mold" } || molds.first }
       end
 
       private

@@ -102,8 +102,8 @@ module Spindle
                       "(so a phased restart picks up new code)."),
       Option.new(name: :worker_timeout, default: 60.0, cli: "--worker-timeout", arg: "SECONDS",
                  coerce: ->(v) { c.seconds(v, "worker_timeout") },
-                 doc: "Kill and replace a worker that has not checked in, or whose oldest " \
-                      "request has run, for this long."),
+                 doc: "Kill and replace a worker that has not booted, has not checked in, or " \
+                      "whose oldest request has run, for this long."),
       Option.new(name: :refork_after, default: nil, cli: "--refork-after", arg: "N[,N2,...]",
                  coerce: ->(v) { c.count_list(v, "refork_after") },
                  doc: "Refork from a warmed worker once a worker of generation g has served " \
