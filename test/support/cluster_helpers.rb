@@ -52,8 +52,10 @@ module ClusterHelpers
   end
 
   # The inode of the listening UNIX socket bound at path (/proc/net/unix).
+  # Accepted connections on the socket list its path too: the listener is the
+  # line whose flags say it accepts connections (__SO_ACCEPTCON).
   def listening_inode(path)
-    line = File.readlines("/proc/net/unix").find { |l| l.split[7] == path }
+    line = File.readlines("/proc/net/unix").find { |l| l.split[7] == path && l.split[3] == "00010000" }
     line&.split&.fetch(6)&.to_i
   end
 
