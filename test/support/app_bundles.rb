@@ -1,0 +1,38 @@
+# frozen_string_literal: true
+
+require_relative "../../lib/spindle/bootstrap"
+
+# Installs the bundles of the apps in test/apps/ (a Sinatra and a Rails app,
+# each with its own Gemfile and lock), so a fresh machine can run their tests.
+# bin/test calls it before the suite. Like Bootstrap, it leaves a stamp per
+# app and Ruby: a second run with nothing changed skips even `bundle check`.
+module AppBundles
+  APPS = File.join(Spindle::Native::ROOT, "test", "apps")
+
+  module_function
+
+  def install!
+    Dir[File.join(APPS, "*", "Gemfile")].sort.each { |gemfile| install(File.dirname(gemfile)) }
+  end
+
+  def install(dir)
+    name = File.basename(dir)
+    stamp = File.join(Spindle::Native::ROOT, "tmp", "app-bundle-ok-#{RUBY_VERSION}-#{name}")
+    relative = dir.delete_prefix("#{Spindle::Native::ROOT}/")
+    return if Spindle::Bootstrap.fresh?(stamp, ["#{relative}/Gemfile", "#{relative}/Gemfile.lock", "spindle.gemspec"])
+
+    env = environment(dir)
+    unless system(env, "bundle", "check", chdir: dir, out: File::NULL, err: File::NULL)
+      warn "bin/test: installing the gems of test/apps/#{name} (first run takes minutes)..."
+      system(env, "bundle", "install", "--quiet", chdir: dir) or
+        abort "bin/test: `bundle install` failed in test/apps/#{name} (its message is above)"
+    end
+    Spindle::Bootstrap.touch_stamp(stamp)
+  end
+
+  # The app's own bundle, not Spindle's: bin/test has set BUNDLE_GEMFILE and
+  # BUNDLE_WITH (Spindle's optional test group) for itself.
+  def environment(dir)
+    { "BUNDLE_GEMFILE" => File.join(dir, "Gemfile"), "BUNDLE_WITH" => nil }
+  end
+end

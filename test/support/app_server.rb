@@ -1,0 +1,138 @@
+# frozen_string_literal: true
+
+require "uri"
+require "cgi"
+require "pg"
+require_relative "spindle_process"
+require_relative "postgres_server"
+
+# Serving the apps of test/apps/ (each with its own Gemfile) the ways a team
+# would: the clone's bin/spindle under the app's bundle, `bundle exec spindle`
+# and `bin/rails server -u spindle` in the app's directory.
+module AppServer
+  APPS = File.join(SpindleProcess::ROOT, "test", "apps")
+
+  module_function
+
+  def dir(app) = File.join(APPS, app)
+
+  # The environment of a process in the app's bundle: none of the variables
+  # the test process's own Bundler set (BUNDLE_GEMFILE, RUBYOPT=-rbundler/setup,
+  # BUNDLE_WITH=test...), so the app's Gemfile decides what loads.
+  def environment(app, extra = {})
+    base = defined?(Bundler) ? Bundler.unbundled_env : ENV.to_h
+    base.reject { |name, _| name.start_with?("BUNDLE") }
+        .merge("BUNDLE_GEMFILE" => File.join(dir(app), "Gemfile"))
+        .merge(extra)
+  end
+
+  # Options for SpindleProcess: the app's directory and environment.
+  def spawn_options(app, extra_env = {})
+    { chdir: dir(app), env: environment(app, extra_env), unsetenv_others: true }
+  end
+
+  # Runs a command in the app's bundle to completion (a rake task); raises
+  # with its output when it fails.
+  def run!(app, *command, env: {})
+    output = IO.popen(environment(app, env), command, chdir: dir(app), unsetenv_others: true,
+                                                      err: %i[child out], &:read)
+    raise "#{command.join(' ')} failed in test/apps/#{app}:\n#{output}" unless $?.success?
+
+    output
+  end
+
+  # A fresh database on the suite's PostgreSQL server; returns its URL.
+  def create_database(prefix)
+    name = "#{prefix}_#{Process.pid}_#{rand(1 << 20)}"
+    admin = PG.connect(PostgresServer.shared.url)
+    admin.exec("create database #{admin.quote_ident(name)}")
+    PostgresServer.shared.url.sub(%r{:///postgres\?}, ":///#{name}?")
+  ensure
+    admin&.close
+  end
+end
+
+# A server started by any command, not only bin/spindle: `bundle exec
+# spindle`, `bin/rails server -u spindle`. Everything else (draining output,
+# the start-up line, kill at exit) is SpindleProcess's.
+class CommandProcess < SpindleProcess
+  # One registry of live processes (SpindleProcess's), killed at exit.
+  def self.register(process) = SpindleProcess.register(process)
+  def self.unregister(process) = SpindleProcess.unregister(process)
+
+  private
+
+  def spawn(chdir, env)
+    out_read, out_write = IO.pipe
+    err_read, err_write = IO.pipe
+    @pid = Process.spawn(env, *@args, chdir: chdir, in: File::NULL, out: out_write, err: err_write,
+                                      pgroup: true, **@spawn_options)
+    out_write.close
+    err_write.close
+    self.class.register(self)
+    @readers = [drain(out_read, @stdout), drain(err_read, @stderr)]
+    @waiter = Thread.new { reap }
+  end
+end
+
+# A browser's part in a form round trip: keeps the cookies the app sets (the
+# session that holds the CSRF secret) and reads the hidden fields of a form
+# (the authenticity token, Rails' _method), so a test posts what a browser
+# would have posted.
+class FormClient
+  FORM = %r{<form\b([^>]*)>(.*?)</form>}m
+  INPUT = /<input\b([^>]*)>/
+  HIDDEN = /\btype="hidden"/
+
+  def initialize(process)
+    @process = process
+    @cookies = {}
+  end
+
+  def get(path) = send_request("GET", path)
+
+  def post(path, fields)
+    body = URI.encode_www_form(fields)
+    send_request("POST", path, [["Content-Type", "application/x-www-form-urlencoded"]], body)
+  end
+
+  # The hidden fields of the form whose action is +action+ in +html+.
+  def self.hidden_fields(html, action)
+    html.scan(FORM).each do |attributes, inner|
+      next unless attribute(attributes, "action") == action
+
+      inputs = inner.scan(INPUT).map(&:first).grep(HIDDEN)
+      return inputs.to_h { |input| [attribute(input, "name"), CGI.unescapeHTML(attribute(input, "value").to_s)] }
+    end
+    raise "no form with action #{action.inspect} in:\n#{html}"
+  end
+
+  def self.attribute(tag, name)
+    tag[/\b#{name}="([^"]*)"/, 1]
+  end
+
+  # The path a redirect points to.
+  def self.location_path(response)
+    URI(response["location"]).path
+  end
+
+  private
+
+  def send_request(method, path, headers = [], body = nil)
+    headers += [["Cookie", @cookies.map { |name, value| "#{name}=#{value}" }.join("; ")]] unless @cookies.empty?
+    connection = @process.connect
+    connection.write(HttpClient.request(method, path, headers + [["Connection", "close"]], body: body))
+    response = connection.read_response
+    remember(response)
+    response
+  ensure
+    connection&.close
+  end
+
+  def remember(response)
+    response.values("set-cookie").each do |line|
+      name, value = line.split(";", 2).first.split("=", 2)
+      @cookies[name] = value
+    end
+  end
+end
