@@ -3,6 +3,7 @@
 require "optparse"
 require_relative "version"
 require_relative "config"
+require_relative "config/app_file"
 require_relative "log"
 require_relative "app_loader"
 require_relative "server"
@@ -55,6 +56,8 @@ module Spindle
       raise OptionParser::ParseError, "one rackup file at most, got #{rest.join(' ')}" if rest.size > 1
 
       values[:rackup] = rest.first if rest.first
+      app_file = Config::AppFile.find(AppLoader.resolve(values[:rackup]))
+      values[:config_file] ||= app_file if app_file # an app's config/spindle.rb, when no -C
       values
     end
 

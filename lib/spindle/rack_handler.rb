@@ -2,6 +2,7 @@
 
 require_relative "config"
 require_relative "config/rackup_options"
+require_relative "config/app_file"
 require_relative "log"
 require_relative "server"
 require_relative "memory_setup"
@@ -30,8 +31,12 @@ module Spindle
 
     # -O Bind, or a config file's bind, wins over rackup's Host and Port (which
     # rackup always fills in, so they cannot tell us whether they were typed).
+    # Without -O Config, the app's config/spindle.rb is read (as Puma reads
+    # config/puma.rb under `rails server`): options[:config] is rackup's config.ru.
     def build_config(options)
       values = Config::RackupOptions.values(options)
+      app_file = Config::AppFile.find(options[:config] || "config.ru")
+      values[:config_file] ||= app_file if app_file
       Config.build(values, default_binds: [Config::RackupOptions.host_port_bind(options)])
     end
 

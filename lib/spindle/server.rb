@@ -6,6 +6,7 @@ require_relative "engine"
 require_relative "signals"
 require_relative "single_restart"
 require_relative "file_limit"
+require_relative "rails_check"
 
 module Spindle
   # One serving process: listeners, an engine and its handler. Alone (no
@@ -44,6 +45,7 @@ module Spindle
     def prepare
       engine_class = Engine.fetch(@config.engine)
       FileLimit.ensure_room(connection_capacity, @log)
+      RailsCheck.warn_about_isolation(@config.engine, @log)
       @handler = Handler.new(@app, @config, @log, multithread: engine_class.multithread?,
                                                   multiprocess: @multiprocess)
       @engine = engine_class.new(listeners: @listeners, handler: @handler, config: @config, log: @log)
