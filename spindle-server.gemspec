@@ -3,7 +3,7 @@
 require_relative "lib/spindle/version"
 
 Gem::Specification.new do |spec|
-  spec.name = "spindle"
+  spec.name = "spindle-server"
   spec.version = Spindle::VERSION
   spec.summary = "A Rack server with pluggable concurrency: blocking, threads, fibers, hybrid."
   spec.authors = ["Spindle contributors"]
