@@ -28,7 +28,7 @@ module Spindle
 
     def install_gems(groups)
       stamp = File.join(Native::ROOT, "tmp", "bundle-ok-#{RUBY_VERSION}-#{groups.join('-')}")
-      return if fresh?(stamp, %w[Gemfile Gemfile.lock spindle.gemspec])
+      return if fresh?(stamp, %w[Gemfile Gemfile.lock spindle-server.gemspec])
 
       env = groups.empty? ? {} : { "BUNDLE_WITH" => groups.join(":") }
       unless system(env, "bundle", "check", out: File::NULL, err: File::NULL)

@@ -13,7 +13,7 @@ module Unprivileged
   USER = "nobody"
   # What bin/spindle reads: the code, the gem files, the built extension and
   # the bundle stamp (tmp/), and an app to serve.
-  PARTS = %w[bin lib ext tmp examples Gemfile Gemfile.lock spindle.gemspec].freeze
+  PARTS = %w[bin lib ext tmp examples Gemfile Gemfile.lock spindle-server.gemspec].freeze
 
   module_function
 
