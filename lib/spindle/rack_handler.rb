@@ -18,7 +18,7 @@ module Spindle
 
     def run(app, **options)
       config = build_config(options)
-      reexec_with_memory_settings(config)
+      reexec_with_memory_settings(config, options[:pid])
       log = Log.new(quiet: config.quiet, requests: config.log_requests)
       return run_cluster(app, config, log, options) if config.cluster?
 
@@ -30,23 +30,39 @@ module Spindle
     def valid_options = Config::RackupOptions.help
 
     # -O Bind, or a config file's bind, wins over rackup's Host and Port (which
-    # rackup always fills in, so they cannot tell us whether they were typed).
+    # rackup always fills in, so they cannot tell us whether they were typed),
+    # except under `rails server`, which says what was typed: its -p or -b win.
     # Without -O Config, the app's config/spindle.rb is read (as Puma reads
     # config/puma.rb under `rails server`): options[:config] is rackup's config.ru.
     def build_config(options)
       values = Config::RackupOptions.values(options)
       app_file = Config::AppFile.find(options[:config] || "config.ru")
       values[:config_file] ||= app_file if app_file
-      Config.build(values, default_binds: [Config::RackupOptions.host_port_bind(options)])
+      host_port = [Config::RackupOptions.host_port_bind(options)]
+      typed = Array(options[:user_supplied_options]) & %i[Host Port]
+      values[:binds] ||= host_port unless typed.empty?
+      Config.build(values, default_binds: host_port)
     end
 
     # The allocator settings are read once, at process start (see MemorySetup).
     # bin/spindle re-executes itself with them; here the process is rackup's (or
     # rails server's), so it is re-executed with its own command line.
-    def reexec_with_memory_settings(config)
+    def reexec_with_memory_settings(config, pid_file)
       env = MemorySetup.environment_for(config)
       command = own_command_line if env
-      exec(env, *command) if command
+      return unless command
+
+      release_pid_file(pid_file)
+      exec(env, *command)
+    end
+
+    # rackup (and `rails server`, which always has one: tmp/pids/server.pid)
+    # wrote its pid file before calling us. The re-executed process has the
+    # same pid, and would refuse to start ("A server is already running").
+    def release_pid_file(path)
+      File.delete(path) if path && File.read(path).to_i == Process.pid
+    rescue SystemCallError
+      nil
     end
 
     # -O Workers=N: the master forks workers from this process, which holds the

@@ -61,6 +61,21 @@ class AppConfigFileTest < Minitest::Test
     assert_equal ["tcp://127.0.0.1:0"], config.binds, "rails server's -b and -p apply when the file has no bind"
   end
 
+  # rails server passes it always; it was refused as an unknown -O option.
+  def test_the_rackup_handler_takes_what_rails_server_passes
+    config = Spindle::RackHandler.build_config(config: File.join(@dir, "config.ru"), Host: "127.0.0.1", Port: 3000,
+                                               DoNotReverseLookup: true, user_supplied_options: [])
+    assert_equal "blocking", config.engine
+  end
+
+  def test_a_port_typed_to_rails_server_wins_over_the_files_bind
+    File.write(@file, "bind 'tcp://127.0.0.1:4000'\n")
+    options = { config: File.join(@dir, "config.ru"), Host: "127.0.0.1", Port: 3000 }
+    assert_equal ["tcp://127.0.0.1:4000"], Spindle::RackHandler.build_config(options).binds
+    typed = Spindle::RackHandler.build_config(options.merge(user_supplied_options: [:Port]))
+    assert_equal ["tcp://127.0.0.1:3000"], typed.binds
+  end
+
   def test_the_rackup_handler_takes_o_config_instead
     other = File.join(@dir, "other.rb")
     File.write(other, "engine :hybrid\n")

@@ -39,8 +39,10 @@ module Spindle
         end
       end
 
-      # CamelCase keys rackup sets itself.
-      RACKUP_OWN = %i[Host Port AccessLog].freeze
+      # CamelCase keys rackup sets itself, and DoNotReverseLookup, which `rails
+      # server` always passes (a WEBrick setting): refusing it stopped every
+      # `rails server -u spindle` at boot.
+      RACKUP_OWN = %i[Host Port AccessLog DoNotReverseLookup].freeze
 
       # The values the options rackup passed set (rackup gives strings, or true
       # for a bare -O Name). Bind may list several URIs, comma-separated. A

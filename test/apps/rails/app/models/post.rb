@@ -1,0 +1,5 @@
+# frozen_string_literal: true
+
+class Post < ApplicationRecord
+  validates :title, presence: true
+end

@@ -1,0 +1,184 @@
+# frozen_string_literal: true
+
+require_relative "../support/app_server"
+
+# test/apps/rails, a Rails 7.2 app with its own Gemfile, on ActiveRecord and
+# the suite's PostgreSQL (schema loaded by `bin/rails db:schema:load` into a
+# fresh database): served on every engine and as a cluster, it creates, lists,
+# updates and deletes posts through its forms with Rails' authenticity token,
+# and on the fiber engines several requests wait in the database at once.
+module RailsApp
+  APP = "rails"
+  WAITERS = 5
+  DEADLINE = 15
+  SECRET_KEY_BASE = "spindle-test-secret-key-base-" * 4
+
+  module_function
+
+  # One database for the whole file, its schema loaded as a deploy would.
+  def database_url
+    @database_url ||= AppServer.create_database("spindle_rails").tap do |url|
+      AppServer.run!(APP, RbConfig.ruby, "bin/rails", "db:schema:load", env: environment(url))
+    end
+  end
+
+  # Production, as deployed; extra wins (ISOLATION_LEVEL, SPINDLE_ENGINE...).
+  def environment(url = database_url, extra = {})
+    { "RAILS_ENV" => "production", "RACK_ENV" => "production", "SECRET_KEY_BASE" => SECRET_KEY_BASE,
+      "DATABASE_URL" => url, "DB_POOL" => (WAITERS * 2).to_s }.merge(extra)
+  end
+
+  def spawn_options(application_name, extra = {})
+    url = "#{database_url}&application_name=#{application_name}"
+    AppServer.spawn_options(APP, environment(url, extra))
+  end
+end
+
+module RailsAppContract
+  def self.included(base)
+    base.extend(ClassMethods)
+  end
+
+  # One server per class, booted on first use and killed at exit.
+  module ClassMethods
+    def app_server
+      @app_server = nil if @app_server && !@app_server.alive?
+      @app_server ||= start_app
+    end
+
+    def application_name = "spindle-rails-#{name}"
+
+    private
+
+    def start_app
+      options = RailsApp.spawn_options(application_name)
+      args = ["-b", SpindleIntegrationTest::LOOPBACK, *server_flags]
+      return CommandProcess.start("bundle", "exec", "spindle", *args, **options) if bundle_exec?
+
+      SpindleProcess.start(*args, "config.ru", **options)
+    end
+  end
+
+  def app = self.class.app_server
+
+  def test_crud_through_forms_with_the_authenticity_token
+    client = FormClient.new(app)
+    fields = FormClient.hidden_fields(client.get("/posts/new").body, "/posts")
+    assert_equal 422, client.post("/posts", "post[title]" => "forged").status, "a post without the token is refused"
+
+    created = client.post("/posts", fields.merge("post[title]" => "first #{name}", "post[body]" => "hello"))
+    assert_equal 303, created.status, created.to_s
+    post = FormClient.location_path(created)
+    assert_includes client.get(post).body, "first #{name}"
+
+    edit = FormClient.hidden_fields(client.get("#{post}/edit").body, post)
+    assert_equal "patch", edit["_method"]
+    assert_equal 303, client.post(post, edit.merge("post[title]" => "renamed #{name}")).status
+    assert_includes client.get("/posts").body, "renamed #{name}"
+
+    delete = FormClient.hidden_fields(client.get(post).body, post)
+    assert_equal "delete", delete["_method"]
+    assert_equal 303, client.post(post, delete).status
+    refute_includes client.get("/posts").body, "renamed #{name}"
+    assert_equal 404, client.get(post).status
+  end
+end
+
+# On the fiber engines, with the isolation level at :fiber, each request has
+# its own ActiveRecord connection: WAITERS requests all wait in PostgreSQL for
+# the test's lock at once. (At :thread they would queue on one connection.)
+module RailsOverlapContract
+  def test_requests_wait_in_the_database_at_once
+    db = PG.connect(RailsApp.database_url)
+    key = rand(1 << 30)
+    db.exec_params("select pg_advisory_lock($1)", [key])
+    clients = Array.new(RailsApp::WAITERS) do
+      connect(app).tap { |c| c.write(request("GET", "/wait?key=#{key}", [["Connection", "close"]])) }
+    end
+    wait_for_waiters(db)
+    db.exec_params("select pg_advisory_unlock($1)", [key])
+    clients.each { |c| assert_equal "waited\n", c.read_response.body }
+    refute_match(/isolation level/, app.output, "no isolation warning with the level at :fiber")
+  ensure
+    db&.close
+  end
+
+  private
+
+  def wait_for_waiters(db)
+    limit = Process.clock_gettime(Process::CLOCK_MONOTONIC) + RailsApp::DEADLINE
+    sql = "select count(*) from pg_stat_activity where application_name = $1 and wait_event_type = 'Lock'"
+    until db.exec_params(sql, [self.class.application_name]).getvalue(0, 0).to_i == RailsApp::WAITERS
+      flunk "#{RailsApp::WAITERS} requests never waited at once" if
+        Process.clock_gettime(Process::CLOCK_MONOTONIC) > limit
+      sleep 0.02
+    end
+  end
+end
+
+{
+  "Blocking" => [%w[--engine blocking], false],
+  "Threads" => [%w[--engine threads], false],
+  "Fibers" => [%w[--engine fibers], false],
+  "Hybrid" => [%w[--engine hybrid -t 2:2], false],
+  "Cluster" => [%w[-w 2], true], # `bundle exec spindle`, as a team runs it
+}.each do |label, (flags, bundle_exec)|
+  klass = Class.new(SpindleIntegrationTest) do
+    include RailsAppContract
+    include RailsOverlapContract if %w[Fibers Hybrid].include?(label)
+    define_singleton_method(:server_flags) { flags }
+    define_singleton_method(:bundle_exec?) { bundle_exec }
+  end
+  Object.const_set("Rails#{label}AppTest", klass)
+end
+
+# Rails integration: the app's config/spindle.rb (engine from SPINDLE_ENGINE,
+# threads from RAILS_MAX_THREADS, as Puma's config/puma.rb reads them) is read
+# by `rails server -u spindle` and by `bundle exec spindle` with no -C; and a
+# fiber engine warns at boot when the app's isolation level is not :fiber.
+class RailsIntegrationTest < SpindleIntegrationTest
+  def test_rails_server_reads_config_spindle_rb
+    pid_file = File.join(Dir.mktmpdir("spindle-rails"), "server.pid")
+    app = start(CommandProcess, RbConfig.ruby, "bin/rails", "server", "-u", "spindle", "-b", "127.0.0.1",
+                "-p", "0", "-P", pid_file, env: { "SPINDLE_ENGINE" => "hybrid", "RAILS_MAX_THREADS" => "3" })
+    assert_match(/ engine=hybrid threads=1:3 /, app.start_line)
+    assert_equal 200, FormClient.new(app).get("/posts").status
+  end
+
+  def test_bundle_exec_spindle_reads_config_spindle_rb
+    app = start(CommandProcess, "bundle", "exec", "spindle", "-b", LOOPBACK, env: { "SPINDLE_ENGINE" => "fibers" })
+    assert_match(/ engine=fibers /, app.start_line)
+    assert_equal 200, FormClient.new(app).get("/posts").status
+  end
+
+  def test_a_flag_wins_over_config_spindle_rb
+    app = start(SpindleProcess, "-b", LOOPBACK, "--engine", "blocking", "config.ru",
+                env: { "SPINDLE_ENGINE" => "fibers" })
+    assert_match(/ engine=blocking /, app.start_line)
+  end
+
+  def test_a_fiber_engine_warns_when_the_isolation_level_is_thread
+    %w[fibers hybrid].each do |engine|
+      app = start(SpindleProcess, "-b", LOOPBACK, "--engine", engine, "config.ru",
+                  env: { "ISOLATION_LEVEL" => "thread" })
+      warning = app.wait_for_output(/isolation level is :thread.*\n/)
+      assert warning, "no isolation warning on #{engine}:\n#{app.output}"
+      assert_includes warning[0], "Add `config.active_support.isolation_level = :fiber` to config/application.rb"
+    end
+  end
+
+  def test_the_threads_engine_does_not_warn_about_the_isolation_level
+    app = start(SpindleProcess, "-b", LOOPBACK, "--engine", "threads", "config.ru",
+                env: { "ISOLATION_LEVEL" => "thread" })
+    assert_equal 200, FormClient.new(app).get("/posts").status
+    refute_match(/isolation level/, app.output)
+  end
+
+  private
+
+  def start(kind, *command, env:)
+    process = kind.start(*command, **RailsApp.spawn_options("spindle-rails-#{name}", env))
+    @processes << process
+    process
+  end
+end
