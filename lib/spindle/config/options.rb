@@ -56,7 +56,8 @@ module Spindle
                       "event loop this long without yielding."),
       Option.new(name: :config_file, default: nil, cli: "-C, --config", arg: "FILE",
                  doc: "Read options and hooks from a Ruby config file (see the end of -h, " \
-                      "and docs/CONFIG.md). Command-line flags win over the file."),
+                      "and docs/CONFIG.md). Command-line flags win over the file. Without it, " \
+                      "the app's config/spindle.rb (beside its config.ru) is read when there is one."),
       Option.new(name: :rackup, default: nil,
                  doc: "The rackup file to serve: the argument, else ./config.ru, " \
                       "else the bundled demo app."),
