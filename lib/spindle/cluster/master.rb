@@ -8,7 +8,7 @@ require_relative "message"
 require_relative "children"
 require_relative "spawner"
 require_relative "rollout"
-require_relative "signal_queue"
+require_relative "../signal_queue"
 require_relative "subreaper"
 require_relative "hot_restart"
 require_relative "stats_report"
@@ -17,12 +17,16 @@ require_relative "control_server"
 module Spindle
   module Cluster
     # The cluster's master: holds the listeners, forks and supervises workers,
-    # and never serves a request. Signals and control commands are queued; the
-    # loop below is the only place that acts on them, one at a time. See
-    # docs/SIGNALS.md and docs/REFORKING.md.
+    # and never serves a request. Signals come in as in every Spindle process
+    # (SignalQueue: the trap only queues); control commands join the same
+    # queue. The loop below is its one reader, and #dispatch is the master's
+    # table: what each signal or command does. See docs/SIGNALS.md and
+    # docs/REFORKING.md.
     class Master
       TICK = 0.5
       MEMORY_CHECK_EVERY = 5.0
+      # Every one has a meaning in #dispatch; Signals::WORKER lists them all too.
+      SIGNALS = %i[TERM INT QUIT USR1 USR2 TTIN TTOU].freeze
 
       attr_reader :children, :generation, :desired, :started_at
 
@@ -59,7 +63,7 @@ module Spindle
 
       def boot
         Subreaper.enable
-        @signals = SignalQueue.new.trap_signals
+        @signals = SignalQueue.new.trap(SIGNALS)
         inherited = HotRestart.inherited_listeners
         @parent_master = HotRestart.parent
         @app ||= AppLoader.load(@rackup) if @config.preload
