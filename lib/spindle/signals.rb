@@ -38,7 +38,7 @@ module Spindle
     # master's handler in a worker.
     WORKER = {
       TERM: :drain, INT: :drain, QUIT: :drain_unlimited,
-      USR1: :ignore, USR2: :ignore, TTIN: :ignore, TTOU: :ignore,
+      USR1: :ignore, USR2: :ignore, TTIN: :ignore, TTOU: :ignore, HUP: :ignore,
     }.freeze
 
     STOPS = { drain: :timed, drain_unlimited: :unlimited }.freeze

@@ -26,7 +26,7 @@ module Spindle
       TICK = 0.5
       MEMORY_CHECK_EVERY = 5.0
       # Every one has a meaning in #dispatch; Signals::WORKER lists them all too.
-      SIGNALS = %i[TERM INT QUIT USR1 USR2 TTIN TTOU].freeze
+      SIGNALS = %i[TERM INT QUIT USR1 USR2 TTIN TTOU HUP].freeze
 
       attr_reader :children, :generation, :desired, :started_at
 
@@ -104,6 +104,8 @@ module Spindle
         when :USR2 then hot_restart
         when :TTIN then @desired += 1
         when :TTOU then shrink
+        when :HUP then @log.info("spindle: HUP ignored: no log file to reopen and no config to reload; " \
+                                 "USR1 restarts the workers, USR2 the whole cluster with new code")
         when :REFORK then refork
         when :GC then @children.workers.each { |c| Message.send_to(c.channel, Message::RunGC.new(reason: "spindlectl")) }
         when Array then answer(*item)
