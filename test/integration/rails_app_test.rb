@@ -10,7 +10,6 @@ require_relative "../support/app_server"
 module RailsApp
   APP = "rails"
   WAITERS = 5
-  DEADLINE = 15
   SECRET_KEY_BASE = "spindle-test-secret-key-base-" * 4
 
   module_function
@@ -88,31 +87,11 @@ end
 # its own ActiveRecord connection: WAITERS requests all wait in PostgreSQL for
 # the test's lock at once. (At :thread they would queue on one connection.)
 module RailsOverlapContract
+  include DatabaseWaiters
+
   def test_requests_wait_in_the_database_at_once
-    db = PG.connect(RailsApp.database_url)
-    key = rand(1 << 30)
-    db.exec_params("select pg_advisory_lock($1)", [key])
-    clients = Array.new(RailsApp::WAITERS) do
-      connect(app).tap { |c| c.write(request("GET", "/wait?key=#{key}", [["Connection", "close"]])) }
-    end
-    wait_for_waiters(db)
-    db.exec_params("select pg_advisory_unlock($1)", [key])
-    clients.each { |c| assert_equal "waited\n", c.read_response.body }
+    assert_requests_wait_at_once(app, RailsApp.database_url, self.class.application_name, RailsApp::WAITERS)
     refute_match(/isolation level/, app.output, "no isolation warning with the level at :fiber")
-  ensure
-    db&.close
-  end
-
-  private
-
-  def wait_for_waiters(db)
-    limit = Process.clock_gettime(Process::CLOCK_MONOTONIC) + RailsApp::DEADLINE
-    sql = "select count(*) from pg_stat_activity where application_name = $1 and wait_event_type = 'Lock'"
-    until db.exec_params(sql, [self.class.application_name]).getvalue(0, 0).to_i == RailsApp::WAITERS
-      flunk "#{RailsApp::WAITERS} requests never waited at once" if
-        Process.clock_gettime(Process::CLOCK_MONOTONIC) > limit
-      sleep 0.02
-    end
   end
 end
 

@@ -10,7 +10,6 @@ require_relative "../support/app_server"
 module SinatraAppContract
   APP = "sinatra"
   WAITERS = 5
-  DEADLINE = 15
 
   class << self
     # One database for the whole file, with the app's table.
@@ -89,30 +88,11 @@ end
 # test holds, and the test sees all of them waiting at once (one process, one
 # thread for fibers): a server that ran them one by one would never get there.
 module SinatraOverlapContract
+  include DatabaseWaiters
+
   def test_requests_wait_in_the_database_at_once
-    db = PG.connect(SinatraAppContract.database_url)
-    key = rand(1 << 30)
-    db.exec_params("select pg_advisory_lock($1)", [key])
-    clients = Array.new(SinatraAppContract::WAITERS) do
-      connect(app).tap { |c| c.write(request("GET", "/wait?key=#{key}", [["Connection", "close"]])) }
-    end
-    wait_for_waiters(db)
-    db.exec_params("select pg_advisory_unlock($1)", [key])
-    clients.each { |c| assert_equal "waited\n", c.read_response.body }
-  ensure
-    db&.close
-  end
-
-  private
-
-  def wait_for_waiters(db)
-    limit = Process.clock_gettime(Process::CLOCK_MONOTONIC) + SinatraAppContract::DEADLINE
-    sql = "select count(*) from pg_stat_activity where application_name = $1 and wait_event_type = 'Lock'"
-    until db.exec_params(sql, [self.class.application_name]).getvalue(0, 0).to_i == SinatraAppContract::WAITERS
-      flunk "#{SinatraAppContract::WAITERS} requests never waited at once" if
-        Process.clock_gettime(Process::CLOCK_MONOTONIC) > limit
-      sleep 0.02
-    end
+    assert_requests_wait_at_once(app, SinatraAppContract.database_url, self.class.application_name,
+                                 SinatraAppContract::WAITERS)
   end
 end
 
@@ -121,7 +101,7 @@ end
   "Threads" => [%w[--engine threads], false],
   "Fibers" => [%w[--engine fibers], false],
   "Hybrid" => [%w[--engine hybrid -t 2:2], false],
-  "Cluster" => [%w[-w 2], true], # `bundle exec spindle`, as in the app's README
+  "Cluster" => [%w[-w 2], true], # `bundle exec spindle`, as a team runs it
 }.each do |label, (flags, bundle_exec)|
   klass = Class.new(SpindleIntegrationTest) do
     include SinatraAppContract

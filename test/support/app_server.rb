@@ -136,3 +136,28 @@ class FormClient
     end
   end
 end
+
+# The fiber engines' proof of overlap, inside the database: the test holds an
+# exclusive advisory lock, each of +count+ GET /wait?key=K requests waits for
+# a shared one, and the test counts the app's backends waiting on a lock. A
+# server that ran the requests one by one could never have them all waiting
+# at once, and would fail on the deadline.
+module DatabaseWaiters
+  WAITING = "select count(*) from pg_stat_activity where application_name = $1 and wait_event_type = 'Lock'"
+
+  def assert_requests_wait_at_once(app, database_url, application_name, count)
+    db = PG.connect(database_url)
+    key = rand(1 << 30)
+    db.exec_params("select pg_advisory_lock($1)", [key])
+    clients = Array.new(count) do
+      connect(app).tap { |c| c.write(request("GET", "/wait?key=#{key}", [["Connection", "close"]])) }
+    end
+    wait_until("#{count} requests waiting in the database at once", interval: 0.02) do
+      db.exec_params(WAITING, [application_name]).getvalue(0, 0).to_i == count
+    end
+    db.exec_params("select pg_advisory_unlock($1)", [key])
+    clients.each { |c| assert_equal "waited\n", c.read_response.body }
+  ensure
+    db&.close
+  end
+end
