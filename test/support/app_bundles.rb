@@ -17,7 +17,7 @@ module AppBundles
 
   def install(dir)
     name = File.basename(dir)
-    stamp = File.join(Spindle::Native::ROOT, "tmp", "app-bundle-ok-#{RUBY_VERSION}-#{name}")
+    stamp = File.join(Spindle::Native::ROOT, "tmp", "bundle-ok-#{RUBY_VERSION}-app-#{name}")
     relative = dir.delete_prefix("#{Spindle::Native::ROOT}/")
     return if Spindle::Bootstrap.fresh?(stamp, ["#{relative}/Gemfile", "#{relative}/Gemfile.lock", "spindle.gemspec"])
 
