@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "../../lib/spindle/bootstrap"
+require_relative "../../lib/spindle/system_packages"
 
 # Installs the bundles of the apps in test/apps/ (a Sinatra and a Rails app,
 # each with its own Gemfile and lock), so a fresh machine can run their tests.
@@ -8,10 +9,14 @@ require_relative "../../lib/spindle/bootstrap"
 # app and Ruby: a second run with nothing changed skips even `bundle check`.
 module AppBundles
   APPS = File.join(Spindle::Native::ROOT, "test", "apps")
+  # What the apps' gems compile against, beyond Spindle's own needs: psych
+  # (Rails needs it through irb and rdoc) builds on libyaml's headers.
+  BUILD_PACKAGES = { "/usr/include/yaml.h" => "libyaml-dev" }.freeze
 
   module_function
 
   def install!
+    Spindle::SystemPackages.ensure!(BUILD_PACKAGES)
     Dir[File.join(APPS, "*", "Gemfile")].sort.each { |gemfile| install(File.dirname(gemfile)) }
   end
 
