@@ -3,6 +3,8 @@
 require_relative "selection"
 require_relative "request_reader"
 require_relative "output_budget"
+require_relative "outbox"
+require_relative "deadlines"
 
 module Spindle
   module Engine
@@ -21,13 +23,16 @@ module Spindle
       TICK = 1.0
 
       def self.multithread? = false
+      def self.threads? = false
+      def self.connection_capacity(config) = config.max_connections
 
       def initialize(listeners:, handler:, config:, log:)
         @handler = handler
         @config = config
         @log = log
-        @selection = Selection.new(listeners, handler, config)
-        @reader = RequestReader.new(handler, config)
+        @deadlines = Deadlines.new(config)
+        @selection = Selection.new(listeners, handler.writer, @deadlines)
+        @reader = RequestReader.new(handler, config, @deadlines)
         @budget = OutputBudget.for(config, log)
         @set_aside = [] # connections with a complete request, waiting for the budget
         @stopping = false
@@ -46,10 +51,13 @@ module Spindle
         @selection.wakeup
       end
 
+      # Requests wait for nothing but this thread: none queue.
+      def backlog = 0
+
       private
 
       def turn
-        @selection.select(TICK) { |ready| ready.is_a?(Listener) ? accept(ready) : ready(ready) }
+        @selection.select(TICK) { |io_owner| io_owner.is_a?(Listener) ? accept(io_owner) : readable(io_owner) }
         serve_set_aside unless @budget.over?
         @selection.expire(@stopping)
         if @stopping || @budget.over? || @selection.full?(@config.max_connections)
@@ -66,14 +74,15 @@ module Spindle
 
         socket = listener.accept_nonblock or return
         @selection.evict(victims)
-        @selection.watch(@handler.connection(socket, listener, @config, defer_writes: true))
+        @selection.watch(@handler.open_connection(socket, listener, Outbox.new(socket, @config)))
       rescue Listener::Exhausted => e
         @log.error("cannot accept (#{e.message}); closing the longest-idle connection")
         @selection.drop_oldest
       end
 
-      def ready(conn)
-        return serve(conn) unless conn.pending_output?
+      # conn is readable, or writable while it finishes a response (#flush).
+      def readable(conn)
+        return serve(conn) unless conn.outbox.pending?
 
         serve(conn) if @selection.flush(conn) && conn.buffered?
       end
@@ -88,14 +97,14 @@ module Spindle
 
           outcome = @handler.serve(conn)
           return @selection.forget(conn) if outcome == :hijacked
-          return finish_output(conn) if conn.pending_output?
+          return finish_output(conn, outcome) if conn.outbox.pending?
           return @selection.drop(conn) if outcome == :close
           break unless conn.buffered? # nothing more yet: the selector will say when
         end
         return @selection.forget(conn) if state == :closed
 
-        conn.next_deadline(Timeouts.now, @config)
-        @selection.drop(conn) if @stopping && conn.closable_when_draining?
+        @deadlines.renew(conn)
+        @selection.drop(conn) if @stopping && @deadlines.closable_when_draining?(conn)
       rescue StandardError => e
         @log.exception(e, "connection failed")
         @selection.drop(conn)
@@ -115,10 +124,11 @@ module Spindle
         end
       end
 
-      # The client reads slowly: the selector writes the rest of the response.
-      def finish_output(conn)
+      # The client reads slowly: the selector writes the rest of the response,
+      # then acts on its outcome.
+      def finish_output(conn, outcome)
         @selection.forget(conn)
-        @selection.watch_output(conn)
+        @selection.watch_output(conn, outcome)
       end
     end
   end

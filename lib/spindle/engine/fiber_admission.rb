@@ -45,7 +45,7 @@ module Spindle
           task = @connections[conn]
           next unless task && conn.waiting_for_client? && conn.idle_between_requests? && conn.quiet?
 
-          Timeouts.stop_and_expire(conn, task, @handler)
+          Timeouts.stop_and_expire(conn, task, @handler.writer)
         end
       end
     end

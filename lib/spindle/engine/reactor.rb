@@ -3,6 +3,8 @@
 require_relative "selection"
 require_relative "request_reader"
 require_relative "output_budget"
+require_relative "outbox"
+require_relative "deadlines"
 
 module Spindle
   module Engine
@@ -29,8 +31,9 @@ module Spindle
         @config = config
         @pool = pool
         @log = log
-        @selection = Selection.new(listeners, handler, config)
-        @reader = RequestReader.new(handler, config)
+        @deadlines = Deadlines.new(config)
+        @selection = Selection.new(listeners, handler.writer, @deadlines)
+        @reader = RequestReader.new(handler, config, @deadlines)
         @budget = OutputBudget.for(config, log)
         @resumed = Thread::Queue.new
         @stopping = false
@@ -44,9 +47,11 @@ module Spindle
         @selection.close
       end
 
-      # From any thread: a connection whose response is done and may carry more.
-      def resume(conn)
-        @resumed << conn
+      # From any thread: a connection whose response the pool has written, with
+      # its outcome (:keep_alive, or :close while a slow reader still owes a
+      # part of it).
+      def resume(conn, outcome)
+        @resumed << [conn, outcome]
         @selection.wakeup
       end
 
@@ -63,7 +68,7 @@ module Spindle
       private
 
       def turn
-        @selection.select(TICK) { |ready| ready.is_a?(Listener) ? accept(ready) : ready(ready) }
+        @selection.select(TICK) { |io_owner| io_owner.is_a?(Listener) ? accept(io_owner) : readable(io_owner) }
         take_resumed
         @selection.expire(@stopping)
         @stopping ? @selection.unwatch_listeners : balance_accepting
@@ -76,7 +81,7 @@ module Spindle
 
           socket = listener.accept_nonblock or return
           @selection.evict(victims)
-          @selection.watch(@handler.connection(socket, listener, @config, defer_writes: true))
+          @selection.watch(@handler.open_connection(socket, listener, Outbox.new(socket, @config)))
         end
       rescue Listener::Exhausted => e
         back_off(e)
@@ -84,8 +89,8 @@ module Spindle
 
       # Writes what a slow reader's outbox holds; once it is out, the
       # connection reads its next request.
-      def ready(conn)
-        return progress(conn) unless conn.pending_output?
+      def readable(conn)
+        return progress(conn) unless conn.outbox.pending?
 
         progress(conn) if @selection.flush(conn) && conn.buffered?
       end
@@ -96,16 +101,16 @@ module Spindle
         when :complete
           @selection.forget(conn)
           @pool << conn
-        when :incomplete then conn.next_deadline(Timeouts.now, @config)
+        when :incomplete then @deadlines.renew(conn)
         when :closed then @selection.forget(conn)
         end
       end
 
       def take_resumed
         until @resumed.empty?
-          conn = @resumed.pop
-          next conn.close if @stopping && conn.closable_when_draining?
-          next @selection.watch_output(conn) if conn.pending_output?
+          conn, outcome = @resumed.pop
+          next @selection.watch_output(conn, outcome) if conn.outbox.pending?
+          next conn.close if @stopping && @deadlines.closable_when_draining?(conn)
 
           @selection.watch(conn)
           progress(conn) if conn.buffered? # a pipelined request already read

@@ -21,6 +21,8 @@ module Spindle
       FAST_KEEPALIVE = 0.005
 
       def self.multithread? = true
+      def self.threads? = true # --threads sizes the pool
+      def self.connection_capacity(config) = config.max_connections
 
       def initialize(listeners:, handler:, config:, log:)
         @handler = handler
@@ -57,11 +59,11 @@ module Spindle
       def work(conn)
         PIPELINE_TURNS.times do
           @budget.wait_for_room
-          case @handler.serve(conn)
-          when :close then return conn.pending_output? ? @reactor.resume(conn) : conn.close
-          when :hijacked then return
-          end
-          return @reactor.resume(conn) if conn.pending_output? || !next_request_here?(conn)
+          outcome = @handler.serve(conn)
+          return if outcome == :hijacked
+          return @reactor.resume(conn, outcome) if conn.outbox.pending? # the reactor writes the rest
+          return conn.close if outcome == :close
+          return @reactor.resume(conn, outcome) unless next_request_here?(conn)
         end
         @pool << conn # a complete request is in hand: it queues behind the others
       rescue HTTP::ParseError => e
