@@ -1,6 +1,5 @@
 # frozen_string_literal: true
 
-require "socket"
 require_relative "http/parser"
 require_relative "http/input"
 
@@ -97,23 +96,6 @@ module Spindle
     # True between requests: no byte of the next one has arrived yet. Since
     # #idle_since (accepted, or its last response ended).
     def idle? = !@request_started
-
-    # Idle with nothing in hand or owed: no byte of a next request read, no
-    # output waiting. What a server at its connection cap may close to let a
-    # new client in (Engine::Eviction). A connection that never sent a request
-    # counts: otherwise clients that connect and send nothing would hold every
-    # slot for the whole keep-alive timeout.
-    def idle_between_requests? = idle? && !@outbox.pending? && !buffered?
-
-    # True when no byte the client sent waits on the socket unread, so closing
-    # now fails no request it has sent. A peek: nothing is consumed, and it
-    # never waits (not even under a Fiber::Scheduler, unlike #wait_readable).
-    def quiet?
-      peeked = @io.recv_nonblock(1, Socket::MSG_PEEK, exception: false)
-      peeked == :wait_readable || peeked.nil? || peeked.empty? # nil or "": the client closed (3.3, 3.1)
-    rescue IOError, SystemCallError
-      true # closed or reset: nothing there to fail
-    end
 
     def head_complete? = @parser.head_complete?
     def body_size = @parser.body_size

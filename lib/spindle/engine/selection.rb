@@ -7,9 +7,9 @@ require_relative "eviction"
 module Spindle
   module Engine
     # An epoll selector (nio4r) with the listeners and connections it watches,
-    # and their deadlines. The blocking engine and the threads engine's reactor
-    # both wait on one; they differ only in what they do with a ready
-    # connection. Used from one thread only.
+    # and their deadlines, asked of its Deadlines. The SelectorLoop (blocking
+    # and threads engines) waits on one. Used from one thread only, but for
+    # #wakeup.
     #
     # A connection is watched either for its next request (readable) or, while
     # the end of a response waits in its Outbox for a slow reader, for room to
