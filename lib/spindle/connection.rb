@@ -15,14 +15,13 @@ module Spindle
     CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n"
     RACK_INPUT = "rack.input"
 
-    attr_reader :io, :listener, :requests, :env_template, :outbox, :idle_since
+    attr_reader :io, :requests, :env_template, :outbox, :idle_since
     # Kept here for Engine::Deadlines: the current deadline, and when the
     # request's head and body began (per request).
     attr_accessor :deadline, :head_deadline, :body_started
 
-    def initialize(io, listener, config, env_template, outbox)
+    def initialize(io, config, env_template, outbox)
       @io = io
-      @listener = listener
       @env_template = env_template
       @outbox = outbox
       @buffer = String.new(capacity: READ_SIZE, encoding: Encoding::BINARY)

@@ -51,7 +51,7 @@ module Spindle
     # A new Connection for an accepted socket, writing through outbox (the
     # engine's: it finishes what a slow reader has not taken).
     def open_connection(io, listener, outbox)
-      conn = Connection.new(io, listener, @config, env_template(io, listener), outbox)
+      conn = Connection.new(io, @config, env_template(io, listener), outbox)
       conn.env_template["rack.hijack"] = HTTP::Hijack.new(conn)
       conn.env_template["rack.early_hints"] = HTTP::EarlyHints.new(conn, @writer)
       conn

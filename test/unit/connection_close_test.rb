@@ -14,7 +14,7 @@ require "spindle/engine/outbox"
 class ConnectionCloseTest < Minitest::Test
   def setup
     @client, server = UNIXSocket.pair
-    @conn = Spindle::Connection.new(server, nil, config = Spindle::Config.new({}), {},
+    @conn = Spindle::Connection.new(server, config = Spindle::Config.new({}), {},
                                     Spindle::Engine::Outbox.new(server, config))
   end
 

@@ -17,7 +17,7 @@ class ConnectionOutboxTest < Minitest::Test
   def setup
     @client, server = UNIXSocket.pair
     @config = Spindle::Config.new({})
-    @conn = Spindle::Connection.new(server, nil, @config, {}, @outbox = Spindle::Engine::Outbox.new(server, @config))
+    @conn = Spindle::Connection.new(server, @config, {}, @outbox = Spindle::Engine::Outbox.new(server, @config))
     @budget = Spindle::Engine::OutputBudget.for(@config)
   end
 
@@ -112,7 +112,7 @@ class ConnectionInlineOutboxTest < Minitest::Test
     @client, @server = UNIXSocket.pair
     @config = Spindle::Config.new({})
     @outbox = Spindle::Engine::Outbox.new(@server, @config)
-    @conn = Spindle::Connection.new(@server, nil, @config, {}, @outbox)
+    @conn = Spindle::Connection.new(@server, @config, {}, @outbox)
     @budget = Spindle::Engine::OutputBudget.for(@config)
   end
 

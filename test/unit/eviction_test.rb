@@ -70,7 +70,7 @@ class EvictionTest < Minitest::Test
 
   def connection
     client, server = UNIXSocket.pair
-    conn = Spindle::Connection.new(server, nil, config = Spindle::Config.new({}), {},
+    conn = Spindle::Connection.new(server, config = Spindle::Config.new({}), {},
                                     Spindle::Engine::Outbox.new(server, config))
     @pairs << [client, conn]
     conn
