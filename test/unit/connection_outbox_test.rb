@@ -162,3 +162,26 @@ class ConnectionInlineOutboxTest < Minitest::Test
     received
   end
 end
+
+# The fiber engines call Outbox#finish after every response: with nothing
+# owed it must cost nothing (docs/PERFORMANCE.md counts objects per request).
+class OutboxFinishCostTest < Minitest::Test
+  def test_finishing_with_nothing_owed_allocates_nothing
+    client, server = UNIXSocket.pair
+    outbox = Spindle::Engine::Outbox.new(server, Spindle::Config.new({}))
+    outbox.finish
+    # 100 calls: the loop's own odd object aside, none (one per call before).
+    assert_operator allocations { 100.times { outbox.finish } }, :<=, 1
+  ensure
+    client&.close
+    server&.close
+  end
+
+  private
+
+  def allocations
+    before = GC.stat(:total_allocated_objects)
+    yield
+    GC.stat(:total_allocated_objects) - before
+  end
+end
