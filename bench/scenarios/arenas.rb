@@ -8,7 +8,7 @@ require_relative "../lib/bench/machine"
 require_relative "../lib/bench/versions"
 require_relative "../lib/bench/stats"
 require_relative "../lib/bench/report/format"
-require_relative "../lib/svg_line_chart"
+require_relative "../lib/svg_chart"
 
 module Bench
   # Issue 4, "What must be shown" #3: the seed's arena test (shared seed 003):
@@ -260,7 +260,7 @@ module Bench
 
     def self.chart(record)
       s = record[:settings]
-      chart = SvgLineChart.new(title: "RSS over time, 20 allocating threads (bench/run arenas)",
+      chart = SvgChart::Lines.new(title: "RSS over time, 20 allocating threads (bench/run arenas)",
                                subtitle: "#{record[:started_at][0, 10]} · #{record[:machine][:nproc]} cores · #{record[:machine][:ruby][/ruby \S+/]} · " \
                                          "round 1 of #{s[:rounds]}#{' · QUICK' if s[:quick]}",
                                y_label: "RSS (MB)", x_label: "seconds since start")

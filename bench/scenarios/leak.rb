@@ -8,7 +8,7 @@ require_relative "../lib/bench/http_probe"
 require_relative "../lib/bench/machine"
 require_relative "../lib/bench/versions"
 require_relative "../lib/bench/report/format"
-require_relative "../lib/svg_line_chart"
+require_relative "../lib/svg_chart"
 
 module Bench
   # Issue 4, "What must be shown" #4: 1,000,000 requests through one worker
@@ -223,7 +223,7 @@ module Bench
 
     def self.chart(record)
       s = record[:settings]
-      chart = SvgLineChart.new(title: "Worker RSS over #{F.integer(s[:target_requests])} requests (bench/run leak)",
+      chart = SvgChart::Lines.new(title: "Worker RSS over #{F.integer(s[:target_requests])} requests (bench/run leak)",
                                subtitle: "#{record[:started_at][0, 10]} · spindle -w 1 --engine threads -t 5:5 · wrk -c #{s[:connections]}" \
                                          "#{' · QUICK' if s[:quick]}",
                                y_label: "worker RSS (MB)", x_label: "requests served by the worker")

@@ -8,7 +8,7 @@ require_relative "../lib/bench/machine"
 require_relative "../lib/bench/versions"
 require_relative "../lib/bench/stats"
 require_relative "../lib/bench/report/format"
-require_relative "../lib/svg_line_chart"
+require_relative "../lib/svg_chart"
 
 module Bench
   # Issue 4, "What must be shown" #2: requests per second just before and just
@@ -249,7 +249,7 @@ module Bench
 
     def self.chart(record)
       s = record[:settings]
-      chart = SvgLineChart.new(title: "Requests per second around a refork (bench/run refork-rps)",
+      chart = SvgChart::Lines.new(title: "Requests per second around a refork (bench/run refork-rps)",
                                subtitle: "#{record[:started_at][0, 10]} · hello app, #{s[:workers]} workers, wrk -c #{s[:connections]} · " \
                                          "one point per #{s[:window_s]} s window · round 1 of #{s[:rounds]}#{' · QUICK' if s[:quick]}",
                                y_label: "requests/s", x_label: "seconds since the first window (dashed line: refork command)")
