@@ -3,6 +3,7 @@
 require "json"
 require "tempfile"
 require_relative "cpu_sampler"
+require_relative "child"
 
 module Bench
   # One wrk run against 127.0.0.1, with CPU sampled while it runs. Returns
@@ -17,11 +18,14 @@ module Bench
 
     Run = Struct.new(:argv, :result, :usage, keyword_init: true)
 
-    def self.argv(url:, connections:, duration:, threads:, timeout:)
+    # script: another Lua script, which must print the same BENCH_RESULT line
+    # as wrk_report.lua (plus whatever it adds to that JSON).
+    def self.argv(url:, connections:, duration:, threads:, timeout:, script: SCRIPT, script_args: [])
       raise ArgumentError, "not a loopback URL: #{url}" unless url.start_with?("http://127.0.0.1:")
 
       ["wrk", "-t", [threads, connections].min.to_s, "-c", connections.to_s, "-d", "#{duration}s",
-       "--timeout", "#{timeout}s", "--latency", "-s", SCRIPT, url]
+       "--timeout", "#{timeout}s", "--latency", "-s", script, url,
+       *(script_args.empty? ? [] : ["--", *script_args.map(&:to_s)])]
     end
 
     def initialize(server_pid:, **argv_options)
@@ -42,28 +46,14 @@ module Bench
 
     private
 
-    # Polls wrk until it exits, sampling CPU between polls; bounded by the
-    # run's duration plus a grace period. wrk is killed if it overstays, or if
-    # we are interrupted (it runs in its own process group, out of Ctrl-C's reach).
+    # Samples CPU between polls until wrk exits; bounded by the run's duration
+    # plus a grace period (wrk runs in its own process group, out of Ctrl-C's
+    # reach, so it is killed if we are interrupted too).
     def wait(pid, sampler)
-      deadline = now + @duration + GRACE
-      until now > deadline
-        sampler.sample
-        _, status = Process.wait2(pid, Process::WNOHANG)
-        return status if status
-
-        sleep SAMPLE_EVERY
-      end
-      raise Failed, "wrk did not finish within #{@duration + GRACE} s"
+      status = Child.wait(pid, @duration + GRACE, every: SAMPLE_EVERY) { sampler.sample }
+      status or raise Failed, "wrk did not finish within #{@duration + GRACE} s"
     ensure
-      kill(pid) unless status
-    end
-
-    def kill(pid)
-      Process.kill(:KILL, -pid)
-      Process.wait(pid)
-    rescue Errno::ESRCH, Errno::ECHILD
-      nil
+      Child.kill(pid) unless status
     end
 
     def parse(output, status)
@@ -72,7 +62,5 @@ module Bench
 
       JSON.parse(line, symbolize_names: true)
     end
-
-    def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
   end
 end
