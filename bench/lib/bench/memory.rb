@@ -13,6 +13,8 @@ require_relative "free_port"
 require_relative "server_process"
 require_relative "command"
 require_relative "log"
+require_relative "child"
+require_relative "wrk_trial"
 
 module Bench
   # What the memory scenarios (refork, refork-rps, arenas, leak) share: memory
@@ -68,22 +70,21 @@ module Bench
       end
     end
 
-    def mb(bytes) = bytes && (bytes / 1048576.0).round(1)
+    # Sums over a server's whole process tree (root, its descendants, its
+    # group): resident set in KiB, open descriptors, threads.
+    def tree_rss_kib(root) = tree_sum(root) { |pid| File.read("/proc/#{pid}/status")[/^VmRSS:\s+(\d+)/, 1].to_i }
+    def tree_fds(root) = tree_sum(root) { |pid| Dir.children("/proc/#{pid}/fd").size }
+    def tree_threads(root) = tree_sum(root) { |pid| Dir.children("/proc/#{pid}/task").size }
 
-    def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-
-    # Polls the block until it returns a truthy value or the deadline passes
-    # (then nil): never a bare sleep.
-    def wait_for(timeout, every: 0.25)
-      deadline = now + timeout
-      loop do
-        value = yield
-        return value if value
-        return nil if now > deadline
-
-        sleep every
+    def tree_sum(root)
+      ProcStat.tree_ticks(root).keys.sum do |pid|
+        yield pid
+      rescue Errno::ENOENT, Errno::ESRCH, Errno::EACCES
+        0 # gone since the tree was read
       end
     end
+
+    def mb(bytes) = bytes && (bytes / 1048576.0).round(1)
 
     # What a Launch needs of a scenario, for starts outside the registry.
     Target = Struct.new(:name, :app, :path, :expect_body, :env, keyword_init: true) do
@@ -124,8 +125,9 @@ module Bench
       JSON.parse(result.output)
     end
 
-    # A wrk run against 127.0.0.1 in the background, bounded by its duration
-    # (and killed 20 s past it by #finish). Returns the pid.
+    # A plain wrk run (wrk's own text output, no Lua) against 127.0.0.1 in the
+    # background, bounded by its duration (killed 20 s past it by #wrk_finish,
+    # or at once by Child.kill). Returns [pid, argv].
     def wrk_spawn(url, connections:, duration:, headers: [], timeout: 10, log: File::NULL)
       raise ArgumentError, "not a loopback URL: #{url}" unless url.start_with?("http://127.0.0.1:")
 
@@ -135,24 +137,7 @@ module Bench
       [pid, argv]
     end
 
-    def wrk_finish(pid, duration)
-      deadline = now + duration + 20
-      until now > deadline
-        _, status = Process.wait2(pid, Process::WNOHANG)
-        return status if status
-
-        sleep 0.1
-      end
-      wrk_kill(pid)
-      nil
-    end
-
-    def wrk_kill(pid)
-      Process.kill(:KILL, -pid)
-      Process.wait(pid)
-    rescue Errno::ESRCH, Errno::ECHILD
-      nil
-    end
+    def wrk_finish(pid, duration) = Child.wait(pid, duration + 20)
 
     # wrk's own summary (Requests/sec, totals) from its plain output.
     def wrk_parse(text)
@@ -170,7 +155,7 @@ module Bench
       File.open(out, "w") do |log|
         pid, argv = wrk_spawn(url, connections: connections, duration: duration, headers: headers, timeout: timeout, log: log)
         wrk_finish(pid, duration)
-        return wrk_parse(File.read(out)).merge(wrk: argv.join(" ").sub(%r{127\.0\.0\.1:\d+}, "127.0.0.1:PORT"))
+        return wrk_parse(File.read(out)).merge(wrk: WrkTrial.command_line(argv))
       end
     end
   end

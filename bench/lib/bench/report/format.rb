@@ -46,6 +46,8 @@ module Bench
         whole ? integer((value / per).round) : format("%.1f", value / per)
       end
 
+      def mib_kib(kib) = mib(kib, per: 1024.0)
+
       def row(cells) = "| #{cells.join(' | ')} |"
 
       def table(header, rows)

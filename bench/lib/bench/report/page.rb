@@ -77,11 +77,7 @@ module Bench
       end
 
       def commands
-        starts = @record[:commands].map { |key, line| "# #{key}\n#{line}" }
-        wrk = @record[:measurements].reject { |m| m[:failed] }.map { |m| m[:wrk].sub(/127\.0\.0\.1:\d+/, "127.0.0.1:PORT") }.uniq
-        ["## Commands", "Each server start (a fresh free port every start; this is the first one used):",
-         Parts.sh(starts), "#{Parts.config_files(@record[:configs])}\nLoad, against the port of the server under test:",
-         Parts.sh(wrk)].join("\n\n")
+        Parts.commands(@record, @record[:measurements].reject { |m| m[:failed] }.map { |m| m[:wrk] })
       end
 
       def rules

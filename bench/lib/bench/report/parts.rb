@@ -15,8 +15,9 @@ module Bench
 
       # about: what follows the description (the app and request);
       # goal_from: where the goal is set (shared/BENCHMARKS.md, an issue).
-      def title(record, json_name, goal_from:, about: "")
+      def title(record, json_name, goal_from: "shared/BENCHMARKS.md", about: nil)
         s = record[:scenario]
+        about ||= " App: `#{s[:app]}`."
         notes = []
         notes << "> **Quick run** (`--quick`): too short to quote; a smoke test of the harness." if record[:settings][:quick]
         notes << "> **Spindle's source changed during this run**: its figures mix versions." if record.dig(:spindle_source, :changed)
@@ -54,6 +55,31 @@ module Bench
       # "## heading" and the lines, or nil (no section) when there are none.
       def listing(heading, lines)
         lines.empty? ? nil : "## #{heading}\n\n#{lines.join("\n")}"
+      end
+
+      # The rows every page run by Bench::Runner has after Ruby's.
+      def load_rows(record)
+        s = record[:settings]
+        [["Load generator", "#{record[:load_generator][:tool]}, #{record[:load_generator][:threads]} thread, " \
+                            "on the same machine (it shares the cores with the server)"],
+         ["Rounds", "#{s[:rounds]} (servers interleaved within each round); figures are medians of the rounds"],
+         ["Threads", "#{s[:threads_per_process]} per process where threads apply; 1 process"]]
+      end
+
+      # Each server start as the runner recorded it, then the load: what to
+      # type to measure the same again.
+      def commands(record, load_lines)
+        starts = record[:commands].map { |key, line| "# #{key}\n#{line}" }
+        ["## Commands", "Each server start (a fresh free port every start; this is the first one used):",
+         sh(starts), "#{config_files(record[:configs])}\nLoad, against the port of the server under test:",
+         sh(load_lines.compact.map { |l| l.sub(/127\.0\.0\.1:\d+/, "127.0.0.1:PORT") }.uniq)].join("\n\n")
+      end
+
+      # Measurements that failed and servers that could not run, in one list.
+      def failures(record)
+        lines = failed(record[:measurements]) { |m| "**#{m[:server]}** round #{m[:round]}" } +
+                record[:unavailable].map { |u| "- **#{u[:server]}**: unavailable: #{u[:reason]}" }
+        listing("Failed or unavailable", lines)
       end
 
       def sh(lines) = "```sh\n#{lines.join("\n")}\n```"

@@ -2,8 +2,11 @@
 
 require "json"
 require "open3"
-require_relative "../extra"
-require_relative "../../svg_chart"
+require_relative "../memory"
+require_relative "../wrk_trial"
+require_relative "../stats"
+require_relative "../child"
+require_relative "../report/parts"
 
 module Bench
   module IdleConnections
@@ -30,7 +33,7 @@ module Bench
       def measure(connections)
         pid = @server.pgid
         alone = record(wrk(connections, @duration).run, connections)
-        before = { rss_kib: Extra.rss_kib(pid), fds: Extra.fds(pid), threads: Extra.threads(pid) }
+        before = { rss_kib: Memory.tree_rss_kib(pid), fds: Memory.tree_fds(pid), threads: Memory.tree_threads(pid) }
         held = hold(connections, pid)
         alone.merge(idle_wanted: @idle, before: before, **held)
       end
@@ -41,9 +44,9 @@ module Bench
         Open3.popen2(RbConfig.ruby, HOLDER, @server.launch.port.to_s, @idle.to_s, pgroup: true) do |stdin, stdout, thread|
           opened = read_json(stdout, 180) or return { idle: { failed: "the idle client did not report within 180 s" } }
           sleep 1 # let the server settle before sampling
-          idle = { rss_kib: Extra.rss_kib(pid), fds: Extra.fds(pid), threads: Extra.threads(pid) }
+          idle = { rss_kib: Memory.tree_rss_kib(pid), fds: Memory.tree_fds(pid), threads: Memory.tree_threads(pid) }
           loaded = @server.alive? ? record(wrk(connections, @duration).run, connections) : { failed: "server exited: #{@server.death}" }
-          after_load = { rss_kib: Extra.rss_kib(pid), fds: Extra.fds(pid) }
+          after_load = { rss_kib: Memory.tree_rss_kib(pid), fds: Memory.tree_fds(pid) }
           stdin.puts("ping")
           ping = read_json(stdout, 120)
           stdin.puts("exit")
@@ -74,7 +77,7 @@ module Bench
       end
 
       def record(run, connections)
-        Extra.wrk_record(run, connections: connections, processes: 1, wrk_threads: @settings.wrk_threads)
+        WrkTrial.record(run, connections: connections, processes: 1, wrk_threads: @settings.wrk_threads)
       end
     end
 
@@ -82,10 +85,11 @@ module Bench
       module_function
 
       F = Bench::Report::Format
+      P = Bench::Report::Parts
 
       def rows_by_server(record)
         ok = record[:measurements].reject { |m| m[:failed] }
-        Extra.servers_of(record).filter_map do |name|
+        record[:servers].map { |s| s[:name] }.filter_map do |name|
           rounds = ok.select { |m| m[:server] == name }
           next if rounds.empty?
 
@@ -103,18 +107,18 @@ module Bench
         under = rounds.map { |m| m[:under_idle] }.compact.reject { |u| u[:failed] }
         {
           rounds: rounds.size, wanted: rounds.first[:idle_wanted],
-          opened: rounds.map { |m| m.dig(:open, :opened) }, open_s: Extra.median(rounds.map { |m| m.dig(:open, :seconds) }),
-          answered: rounds.map { |m| m.dig(:ping, :answered) }, idle_for: Extra.median(rounds.map { |m| m.dig(:ping, :idle_for_s) }),
-          rps_alone: Extra.median(rounds.map { |m| m[:requests_per_sec] }),
-          p99_alone: Extra.median(rounds.map { |m| m[:latency_ms][:p99] }),
-          rps_idle: Extra.median(under.map { |u| u[:requests_per_sec] }),
-          p99_idle: Extra.median(under.map { |u| u[:latency_ms][:p99] }),
+          opened: rounds.map { |m| m.dig(:open, :opened) }, open_s: Stats.median(rounds.map { |m| m.dig(:open, :seconds) }),
+          answered: rounds.map { |m| m.dig(:ping, :answered) }, idle_for: Stats.median(rounds.map { |m| m.dig(:ping, :idle_for_s) }),
+          rps_alone: Stats.median(rounds.map { |m| m[:requests_per_sec] }),
+          p99_alone: Stats.median(rounds.map { |m| m[:latency_ms][:p99] }),
+          rps_idle: Stats.median(under.map { |u| u[:requests_per_sec] }),
+          p99_idle: Stats.median(under.map { |u| u[:latency_ms][:p99] }),
           errors_idle: under.sum { |u| u[:errors].values.sum },
-          rss_before: Extra.median(rounds.map { |m| m.dig(:before, :rss_kib) }),
-          rss_idle: Extra.median(rounds.map { |m| m.dig(:with_idle, :rss_kib) }),
-          fds_idle: Extra.median(rounds.map { |m| m.dig(:with_idle, :fds) }),
-          threads_idle: Extra.median(rounds.map { |m| m.dig(:with_idle, :threads) }),
-          bytes_per_conn: Extra.median(per_conn),
+          rss_before: Stats.median(rounds.map { |m| m.dig(:before, :rss_kib) }),
+          rss_idle: Stats.median(rounds.map { |m| m.dig(:with_idle, :rss_kib) }),
+          fds_idle: Stats.median(rounds.map { |m| m.dig(:with_idle, :fds) }),
+          threads_idle: Stats.median(rounds.map { |m| m.dig(:with_idle, :threads) }),
+          bytes_per_conn: Stats.median(per_conn),
           failures: rounds.filter_map { |m| m.dig(:under_idle, :failed) || m.dig(:idle, :failed) },
           alive: rounds.all? { |m| m.fetch(:server_alive, true) }
         }
@@ -123,7 +127,7 @@ module Bench
       def headline(record)
         parts = rows_by_server(record).map do |name, s|
           kib = s[:bytes_per_conn] ? format("%.1f KiB/conn", s[:bytes_per_conn] / 1024.0) : "–"
-          "#{name} #{completes(s) == 'yes' ? '' : '(incomplete) '}#{kib}, #{Extra.ratio(s[:rps_idle], s[:rps_alone])} req/s"
+          "#{name} #{completes(s) == 'yes' ? '' : '(incomplete) '}#{kib}, #{F.times(s[:rps_idle], s[:rps_alone])} req/s"
         end
         "#{parts.join('; ')}"
       end
@@ -155,8 +159,8 @@ module Bench
         table = F.table(["server", "completes", "open time s", "req/s alone", "req/s with idle", "× alone", "p99 ms alone", "p99 ms with idle",
                          "wrk errors with idle", "RSS before MiB", "RSS with idle MiB", "**KiB per idle conn**", "fds with idle", "threads with idle", "rounds"],
                         rows.map do |name, s|
-                          [name, completes(s), s[:open_s], F.rps(s[:rps_alone]), F.rps(s[:rps_idle]), Extra.ratio(s[:rps_idle], s[:rps_alone]),
-                           F.ms(s[:p99_alone]), F.ms(s[:p99_idle]), s[:errors_idle], mib(s[:rss_before]), mib(s[:rss_idle]),
+                          [name, completes(s), s[:open_s], F.rps(s[:rps_alone]), F.rps(s[:rps_idle]), F.times(s[:rps_idle], s[:rps_alone]),
+                           F.ms(s[:p99_alone]), F.ms(s[:p99_idle]), s[:errors_idle], F.mib_kib(s[:rss_before]), F.mib_kib(s[:rss_idle]),
                            s[:bytes_per_conn] ? format("%.1f", s[:bytes_per_conn] / 1024.0) : "–", s[:fds_idle], s[:threads_idle], s[:rounds]]
                         end)
         notes = <<~MD.chomp
@@ -170,17 +174,14 @@ module Bench
             of 20000 (the hard limit here); the idle client raises its own.
           - The idle client and wrk share the 2 cores with the server.
         MD
-        [Extra.header(record, json_name), Extra.run_table(record, head), "## Results\n\n#{table}", notes, Extra.failures(record),
-         Extra.commands(record, record[:measurements].reject { |m| m[:failed] }.flat_map { |m| [m[:wrk], m[:holder]] }.compact)]
+        [P.title(record, json_name), P.run_table(record, P.load_rows(record) + head), "## Results\n\n#{table}", notes, P.failures(record),
+         P.commands(record, record[:measurements].reject { |m| m[:failed] }.flat_map { |m| [m[:wrk], m[:holder]] }.compact)]
           .compact.join("\n\n") << "\n"
       end
 
-      def mib(kib) = kib ? format("%.1f", kib / 1024.0) : "–"
-
       def chart(record, rows)
-        chart = SvgChart.new(title: "10,000 idle keep-alive connections (bench/run idle_connections)",
-                             subtitle: "#{record[:started_at][0, 10]} · #{record[:machine][:nproc]} cores shared with wrk and the idle client · 1 process",
-                             y_label: "", x_label: "server")
+        chart = P.chart(record, "10,000 idle keep-alive connections", "#{record[:machine][:nproc]} cores shared with wrk and the idle client · 1 process",
+                        y_label: "", x_label: "server")
         color = ->(n) { Bench::Report::Chart::COLORS[n] }
         chart.panel("req/s (wrk) without and with the idle connections", groups: ["without idle", "with idle"],
                     series: rows.map { |n, s| { name: n, color: color.call(n), values: [s[:rps_alone], s[:rps_idle]] } })

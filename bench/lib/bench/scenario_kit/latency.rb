@@ -1,12 +1,15 @@
 # frozen_string_literal: true
 
-require_relative "../extra"
+require_relative "../memory"
+require_relative "../wrk_trial"
+require_relative "../stats"
+require_relative "../child"
+require_relative "../report/parts"
 require_relative "../launch"
 require_relative "../free_port"
 require_relative "../server_process"
 require_relative "../registry"
 require_relative "../log"
-require_relative "../../svg_chart"
 
 module Bench
   module Latency
@@ -60,10 +63,10 @@ module Bench
       private
 
       def paced(rate, share)
-        run = Extra::ScriptedWrk.new(server_pid: @server.pgid, url: @server.launch.url, connections: CONNECTIONS,
+        run = Wrk.new(server_pid: @server.pgid, url: @server.launch.url, connections: CONNECTIONS,
                                      duration: @duration, threads: 1, timeout: @settings.wrk_timeout,
                                      script: SCRIPT, script_args: [rate]).run
-        rec = Extra.wrk_record(run, connections: CONNECTIONS, processes: 1, wrk_threads: 1)
+        rec = WrkTrial.record(run, connections: CONNECTIONS, processes: 1, wrk_threads: 1)
         rec.merge(target_rps: rate, share_of_puma_max: share,
                   achieved_ratio: (rec[:requests_per_sec] / rate).round(3))
       end
@@ -73,10 +76,11 @@ module Bench
       module_function
 
       F = Bench::Report::Format
+      P = Bench::Report::Parts
 
       def cells(record)
         ok = record[:measurements].reject { |m| m[:failed] }
-        Extra.servers_of(record).filter_map do |name|
+        record[:servers].map { |s| s[:name] }.filter_map do |name|
           rounds = ok.select { |m| m[:server] == name }
           next if rounds.empty?
 
@@ -89,7 +93,7 @@ module Bench
       end
 
       def summarize(runs)
-        med = ->(&blk) { Extra.median(runs.map(&blk)) }
+        med = ->(&blk) { Stats.median(runs.map(&blk)) }
         { target: med.call { |r| r[:target_rps] }, achieved: med.call { |r| r[:requests_per_sec] },
           ratio: med.call { |r| r[:achieved_ratio] }, p50: med.call { |r| r[:latency_ms][:p50] },
           p99: med.call { |r| r[:latency_ms][:p99] }, p999: med.call { |r| r[:latency_ms][:p999] },
@@ -133,23 +137,22 @@ module Bench
           spindle = cells.select { |n, _| n.start_with?("spindle") }
           peers = cells.reject { |n, _| n.start_with?("spindle") }
           parts = spindle.flat_map do |sn, sp|
-            peers.map { |pn, pp| "#{sn} p99 = #{Extra.ratio(sp[share][:p99], pp[share][:p99])} #{pn}'s" }
+            peers.map { |pn, pp| "#{sn} p99 = #{F.times(sp[share][:p99], pp[share][:p99])} #{pn}'s" }
           end
           "- #{(share * 100).round} %: #{parts.join('; ')}"
         end
-        [Extra.header(record, json_name), Extra.run_table(record, head), "## Latency at a fixed rate\n\n#{table}",
+        [P.title(record, json_name), P.run_table(record, P.load_rows(record) + head), "## Latency at a fixed rate\n\n#{table}",
          "## p99 ratios (lower is better for Spindle)\n\n#{compare.join("\n")}",
          "Each figure is the median of the rounds (latency percentiles are per-round percentiles, then the median).",
-         Extra.failures(record),
-         Extra.commands(record, ["# calibration: #{cal[:command]}",
+         P.failures(record),
+         P.commands(record, ["# calibration: #{cal[:command]}",
                                  *record[:measurements].reject { |m| m[:failed] }.flat_map { |m| (m[:rates] || []).map { |r| r[:wrk] } }])]
           .compact.join("\n\n") << "\n"
       end
 
       def chart(record, cells)
-        chart = SvgChart.new(title: "Latency at a fixed request rate (bench/run latency)",
-                             subtitle: "#{record[:started_at][0, 10]} · #{record[:machine][:nproc]} cores shared with wrk · 1 process · paced wrk, #{CONNECTIONS} connections",
-                             y_label: "ms (median of rounds; lower is better)", x_label: "request rate, share of Puma's maximum")
+        chart = P.chart(record, "Latency at a fixed request rate", "#{record[:machine][:nproc]} cores shared with wrk · 1 process · paced wrk, #{CONNECTIONS} connections",
+                        y_label: "ms (median of rounds; lower is better)", x_label: "request rate, share of Puma's maximum")
         groups = SHARES.map { |s| "#{(s * 100).round} %" }
         color = ->(n) { Bench::Report::Chart::COLORS[n] }
         { p50: "p50 latency, ms", p99: "p99 latency, ms", p999: "p99.9 latency, ms" }.each do |key, title|

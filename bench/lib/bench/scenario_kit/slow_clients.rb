@@ -2,9 +2,12 @@
 
 require "csv"
 require "fileutils"
-require_relative "../extra"
+require_relative "../memory"
+require_relative "../wrk_trial"
+require_relative "../stats"
+require_relative "../child"
+require_relative "../report/parts"
 require_relative "../log"
-require_relative "../../svg_chart"
 
 module Bench
   module SlowClients
@@ -58,7 +61,7 @@ module Bench
 
       def measure(connections)
         pid = @server.pgid
-        base_fds = Extra.fds(pid)
+        base_fds = Memory.tree_fds(pid)
         baseline = record(wrk(connections, @duration).run, connections)
         attacks = ATTACKS.to_h { |name, attack| [name, attack(name, attack, connections, base_fds)] }
         baseline.merge(baseline_fds: base_fds, attack_connections: @attack_conns, attack_rate: @rate,
@@ -73,7 +76,7 @@ module Bench
       end
 
       def record(run, connections)
-        Extra.wrk_record(run, connections: connections, processes: 1, wrk_threads: @settings.wrk_threads)
+        WrkTrial.record(run, connections: connections, processes: 1, wrk_threads: @settings.wrk_threads)
       end
 
       def attack(name, attack, connections, base_fds)
@@ -90,10 +93,10 @@ module Bench
                                         rlimit_nofile: [[@attack_conns + 200, 20_000].min] * 2)
         out.close
         sleep ramp # slowhttptest opens @rate connections per second: let it reach its count
-        held_fds = Extra.fds(pid)
+        held_fds = Memory.tree_fds(pid)
         run = wrk(connections, @duration).run
-        held_fds_end = Extra.fds(pid)
-        status = Extra.wait_bounded(attacker, length + 20)
+        held_fds_end = Memory.tree_fds(pid)
+        status = Child.wait(attacker, length + 20)
         drained = drain(base_fds)
         stats = csv_stats("#{prefix}.csv")
         record(run, connections).merge(
@@ -102,15 +105,15 @@ module Bench
           drain_seconds: drained, server_alive: @server.alive?, attacker: stats
         )
       ensure
-        Extra.kill_group(attacker) if attacker && !status
+        Child.kill(attacker) if attacker && !status
       end
 
       # After the attacker has gone: seconds until the server's descriptor
       # count is back within 16 of its baseline (nil: not within 30 s).
       def drain(base_fds)
-        start = Extra.now
-        while Extra.now - start < 30
-          return (Extra.now - start).round(1) if Extra.fds(@server.pgid) <= base_fds + 16
+        start = Child.now
+        while Child.now - start < 30
+          return (Child.now - start).round(1) if Memory.tree_fds(@server.pgid) <= base_fds + 16
 
           sleep 0.25
         end
@@ -134,10 +137,11 @@ module Bench
       module_function
 
       F = Bench::Report::Format
+      P = Bench::Report::Parts
 
       def figures(record)
         ok = record[:measurements].reject { |m| m[:failed] }
-        Extra.servers_of(record).filter_map do |name|
+        record[:servers].map { |s| s[:name] }.filter_map do |name|
           rounds = ok.select { |m| m[:server] == name }
           next if rounds.empty?
 
@@ -150,11 +154,11 @@ module Bench
       def summarize(list)
         ok = list.reject { |m| m[:failed] }
         {
-          rps: Extra.median(ok.map { |m| m[:requests_per_sec] }), p50: Extra.median(ok.map { |m| m[:latency_ms][:p50] }),
-          p99: Extra.median(ok.map { |m| m[:latency_ms][:p99] }), max: Extra.median(ok.map { |m| m[:latency_ms][:max] }),
+          rps: Stats.median(ok.map { |m| m[:requests_per_sec] }), p50: Stats.median(ok.map { |m| m[:latency_ms][:p50] }),
+          p99: Stats.median(ok.map { |m| m[:latency_ms][:p99] }), max: Stats.median(ok.map { |m| m[:latency_ms][:max] }),
           errors: ok.sum { |m| m[:errors].values.sum }, timeouts: ok.sum { |m| m[:errors][:timeout] },
-          held: Extra.median(ok.map { |m| m.dig(:attacker, :max_connected) }),
-          fds: Extra.median(ok.map { |m| m[:server_fds_during]&.first }), base_fds: Extra.median(ok.map { |m| m[:baseline_fds] }),
+          held: Stats.median(ok.map { |m| m.dig(:attacker, :max_connected) }),
+          fds: Stats.median(ok.map { |m| m[:server_fds_during]&.first }), base_fds: Stats.median(ok.map { |m| m[:baseline_fds] }),
           drain: ok.map { |m| m[:drain_seconds] }, rounds: ok.size,
           alive: ok.all? { |m| m.fetch(:server_alive, true) }
         }
@@ -162,7 +166,7 @@ module Bench
 
       def headline(record)
         parts = figures(record).map do |name, cells|
-          ratios = ATTACKS.keys.map { |a| Extra.ratio(cells[a][:rps], cells["none"][:rps]).delete("×") }
+          ratios = ATTACKS.keys.map { |a| F.times(cells[a][:rps], cells["none"][:rps]).delete("×") }
           "#{name} #{ratios.join('/')}×"
         end
         "normal req/s under slowloris/slow body/slow read ÷ without: #{parts.join('; ')}"
@@ -182,8 +186,8 @@ module Bench
           cells.map do |attack, c|
             none = c[:rps].to_f.zero? # wrk got no answer at all during the attack
             ms = ->(v) { none ? "no answer" : F.ms(v) }
-            [attack == "none" ? "**#{name}**" : "", attack, F.rps(c[:rps]), attack == "none" ? "1.00×" : Extra.ratio(c[:rps], base[:rps]),
-             ms.call(c[:p50]), ms.call(c[:p99]), attack == "none" ? "1.00×" : (none ? "∞" : Extra.ratio(c[:p99], base[:p99])), ms.call(c[:max]),
+            [attack == "none" ? "**#{name}**" : "", attack, F.rps(c[:rps]), attack == "none" ? "1.00×" : F.times(c[:rps], base[:rps]),
+             ms.call(c[:p50]), ms.call(c[:p99]), attack == "none" ? "1.00×" : (none ? "∞" : F.times(c[:p99], base[:p99])), ms.call(c[:max]),
              c[:errors], attack == "none" ? "–" : c[:held].to_i.to_s, (attack == "none" ? c[:base_fds] : c[:fds]).to_i.to_s,
              attack == "none" ? "–" : c[:drain].map { |d| d ? "#{d} s" : "> 30 s" }.join(", "), c[:rounds]]
           end
@@ -193,9 +197,9 @@ module Bench
         wrk_lines = record[:measurements].reject { |m| m[:failed] }.flat_map { |m| [m[:wrk], *(m[:attacks] || {}).values.map { |a| a[:slowhttptest] }] }
         attack_rows = [["Attack", "#{conns} connections per attack (slowhttptest #{m0&.dig(:slowhttptest_version)}), opened at #{m0&.dig(:attack_rate)}/s, bounded by `-l`; wrk starts once they are open"],
                        ["Normal clients", "wrk -c #{record[:settings][:connections].join(',')} on GET / (hello) for #{m0&.dig(:wrk_seconds)} s, without and then with each attack"]]
-        [Extra.header(record, json_name), Extra.run_table(record, attack_rows),
+        [P.title(record, json_name), P.run_table(record, P.load_rows(record) + attack_rows),
          "## Attacks\n\n#{attacks}", "## Normal clients without and with each attack\n\n#{table}",
-         notes, Extra.failures(record), Extra.commands(record, wrk_lines)].compact.join("\n\n") << "\n"
+         notes, P.failures(record), P.commands(record, wrk_lines)].compact.join("\n\n") << "\n"
       end
 
       def notes
@@ -216,9 +220,8 @@ module Bench
 
       def chart(record, figs)
         names = %w[none] + ATTACKS.keys
-        chart = SvgChart.new(title: "Slow clients: normal traffic under attack (bench/run slow_clients)",
-                             subtitle: "#{record[:started_at][0, 10]} · #{record[:machine][:nproc]} cores shared with wrk and slowhttptest · 1 process",
-                             y_label: "median of the rounds", x_label: "attack running beside the normal traffic (no bar: no answer at all)")
+        chart = P.chart(record, "Slow clients: normal traffic under attack", "#{record[:machine][:nproc]} cores shared with wrk and slowhttptest · 1 process",
+                        y_label: "median of the rounds", x_label: "attack running beside the normal traffic (no bar: no answer at all)")
         series = figs.map { |name, cells| { name: name, color: Bench::Report::Chart::COLORS[name], values: names.map { |n| cells[n][:rps] } } }
         chart.panel("Throughput of normal clients (wrk, GET /)", groups: names, series: series)
         series99 = figs.map { |name, cells| { name: name, color: Bench::Report::Chart::COLORS[name], values: names.map { |n| cells[n][:rps].to_f.zero? ? nil : cells[n][:p99] } } }

@@ -1,8 +1,12 @@
 # frozen_string_literal: true
 
 require "json"
-require_relative "../extra"
-require_relative "../../svg_chart"
+require "tempfile"
+require_relative "../memory"
+require_relative "../wrk_trial"
+require_relative "../stats"
+require_relative "../child"
+require_relative "../report/parts"
 
 module Bench
   module Soak
@@ -34,15 +38,15 @@ module Bench
         pid = @server.pgid
         baseline = settle_and_sample(pid, nil, 0, 0)
         segments = []
-        started = Extra.now
+        started = Child.now
         per_segment = @total / @segments
         @segments.times do |i|
-          break if Extra.now - started > TIME_BUDGET || @settings.deadline&.passed?
+          break if Child.now - started > TIME_BUDGET || @settings.deadline&.passed?
           break unless @server.alive?
 
           segments << segment(i, connections, per_segment, baseline, segments.last)
         end
-        summarize(connections, baseline, segments, Extra.now - started)
+        summarize(connections, baseline, segments, Child.now - started)
       end
 
       private
@@ -53,10 +57,10 @@ module Bench
         client = Tempfile.create("bench-bad") do |out|
           cpid = Process.spawn(RbConfig.ruby, BAD_CLIENT, @server.launch.port.to_s, bad.to_s, "16",
                                out: out, err: out, in: File::NULL, pgroup: true)
-          run = Extra::ScriptedWrk.new(server_pid: @server.pgid, url: @server.launch.url, connections: connections,
+          run = Wrk.new(server_pid: @server.pgid, url: @server.launch.url, connections: connections,
                                        duration: 120, threads: 1, timeout: @settings.wrk_timeout,
                                        script: SCRIPT, script_args: [valid]).run
-          status = Extra.wait_bounded(cpid, 120)
+          status = Child.wait(cpid, 120)
           out.rewind
           text = out.read
           [run, status, (JSON.parse(text.lines.last.to_s, symbolize_names: true) rescue { error: text[-300..] })] # rubocop:disable Style/RescueModifier
@@ -76,14 +80,14 @@ module Bench
       # Waits (at most 10 s) for the descriptor count to come back within 2
       # of the baseline once the clients have gone, then samples.
       def settle_and_sample(pid, baseline, valid, bad)
-        start = Extra.now
-        fds = Extra.fds(pid)
-        while baseline && fds > baseline[:fds] + 2 && Extra.now - start < 10
+        start = Child.now
+        fds = Memory.tree_fds(pid)
+        while baseline && fds > baseline[:fds] + 2 && Child.now - start < 10
           sleep 0.1
-          fds = Extra.fds(pid)
+          fds = Memory.tree_fds(pid)
         end
-        { valid_total: valid, bad_total: bad, requests_total: valid + bad, rss_kib: Extra.rss_kib(pid), fds: fds,
-          threads: Extra.threads(pid), settle_s: (Extra.now - start).round(2), alive: @server.alive? }
+        { valid_total: valid, bad_total: bad, requests_total: valid + bad, rss_kib: Memory.tree_rss_kib(pid), fds: fds,
+          threads: Memory.tree_threads(pid), settle_s: (Child.now - start).round(2), alive: @server.alive? }
       end
 
       def summarize(connections, baseline, segments, elapsed)
@@ -93,9 +97,9 @@ module Bench
           connections: connections,
           requests_per_sec: wrk_seconds.positive? ? (valid / wrk_seconds).round(1) : 0,
           requests: valid, seconds: wrk_seconds.round(3),
-          latency_ms: { p50: Extra.median(segments.map { |s| s[:p50_ms] }).to_f,
-                        p99: Extra.median(segments.map { |s| s[:p99_ms] }).to_f,
-                        p999: Extra.median(segments.map { |s| s[:p999_ms] }).to_f,
+          latency_ms: { p50: Stats.median(segments.map { |s| s[:p50_ms] }).to_f,
+                        p99: Stats.median(segments.map { |s| s[:p99_ms] }).to_f,
+                        p999: Stats.median(segments.map { |s| s[:p999_ms] }).to_f,
                         max: segments.map { |s| s[:max_ms] }.max.to_f },
           errors: { socket: segments.sum { |s| s[:wrk_socket_errors] } }, # medians/sums over the segments
           bad_status: segments.sum { |s| s[:wrk_non_2xx] }, cpu: nil, load_generator_bound: false,
@@ -109,6 +113,7 @@ module Bench
       module_function
 
       F = Bench::Report::Format
+      P = Bench::Report::Parts
 
       def render(record, json_name)
         m = record[:measurements].find { |x| x[:soak] }
@@ -120,11 +125,9 @@ module Bench
         v = verdict(m)
         return "no segment ran" if v.empty?
 
-        "#{F.integer(v[:last][:requests_total])} requests: #{v[:alive] ? 'no crash' : 'CRASHED'}, RSS #{mib(v[:warm][:rss_kib])} → " \
-          "#{mib(v[:last][:rss_kib])} MiB after warm-up, fds #{m[:soak][:baseline][:fds]} → #{v[:last][:fds]}"
+        "#{F.integer(v[:last][:requests_total])} requests: #{v[:alive] ? 'no crash' : 'CRASHED'}, RSS #{F.mib_kib(v[:warm][:rss_kib])} → " \
+          "#{F.mib_kib(v[:last][:rss_kib])} MiB after warm-up, fds #{m[:soak][:baseline][:fds]} → #{v[:last][:fds]}"
       end
-
-      def mib(kib) = kib ? format("%.1f", kib / 1024.0) : "–"
 
       def verdict(m)
         soak = m[:soak]
@@ -159,7 +162,7 @@ module Bench
       end
 
       def markdown(record, json_name, m)
-        return [Extra.header(record, json_name), Extra.failures(record)].compact.join("\n\n") << "\n" unless m
+        return [P.title(record, json_name), P.failures(record)].compact.join("\n\n") << "\n" unless m
 
         soak = m[:soak]
         v = verdict(m)
@@ -171,9 +174,9 @@ module Bench
                 ["Valid", "wrk -c #{m[:connections]}, keep-alive, GET /, stopped after its count by bench/lib/bench/soak.lua"],
                 ["Malformed", "bench/lib/bench/clients/bad_client.rb (16 threads), 1 in #{BAD_SHARE}: #{(segs.first&.dig(:bad, :per_vector) || {}).size} vectors from shared/BAD_INPUTS.md, each on a new connection followed by a valid request that must not be answered; concurrent with wrk"],
                 ["Sampled", "after every segment (every #{F.integer(soak[:target_requests] / (soak[:segments_planned] || SEGMENTS))} requests), once the server's fd count settled: VmRSS of the process, /proc/PID/fd, /proc/PID/task"]]
-        rows = [["before (after warm-up)", 0, mib(base[:rss_kib]), base[:fds], base[:threads], "–", "–", "–"]] +
+        rows = [["before (after warm-up)", 0, F.mib_kib(base[:rss_kib]), base[:fds], base[:threads], "–", "–", "–"]] +
                segs.map do |s|
-                 [s[:segment], F.integer(s[:requests_total]), mib(s[:rss_kib]), s[:fds], s[:threads], F.rps(s[:wrk_requests] / s[:wrk_seconds]),
+                 [s[:segment], F.integer(s[:requests_total]), F.mib_kib(s[:rss_kib]), s[:fds], s[:threads], F.rps(s[:wrk_requests] / s[:wrk_seconds]),
                   F.ms(s[:p99_ms]), s[:wrk_non_2xx] + s[:wrk_socket_errors]]
                end
         table = F.table(["segment", "requests so far", "RSS MiB", "fds", "threads", "valid req/s", "valid p99 ms", "wrk errors"], rows)
@@ -183,7 +186,7 @@ module Bench
           | check | result |
           | --- | --- |
           | no crash | #{v[:alive] ? 'yes: the process served to the end' : '**no**: the server exited (see Failed)'} |
-          | RSS after warm-up (end of segment #{v[:warm]&.dig(:segment)}) → end | #{mib(v[:warm]&.dig(:rss_kib))} → #{mib(v[:last]&.dig(:rss_kib))} MiB (#{v[:rss_growth_after_warmup_kib]} KiB; max #{mib(v[:rss_max_kib])} MiB) |
+          | RSS after warm-up (end of segment #{v[:warm]&.dig(:segment)}) → end | #{F.mib_kib(v[:warm]&.dig(:rss_kib))} → #{F.mib_kib(v[:last]&.dig(:rss_kib))} MiB (#{v[:rss_growth_after_warmup_kib]} KiB; max #{F.mib_kib(v[:rss_max_kib])} MiB) |
           | RSS trend over the second half (least squares) | #{v[:slope_kib_per_100k]} KiB per 100,000 requests |
           | fds before → after | #{base[:fds]} → #{v[:last]&.dig(:fds)} (#{v[:fds_back] ? 'back to baseline' : '**not back**'}) |
           | threads before → after | #{base[:threads]} → #{v[:last]&.dig(:threads)} (#{v[:threads_back] ? 'back to baseline' : '**not back**'}) |
@@ -192,17 +195,16 @@ module Bench
           | a second response after a malformed request (smuggling) | #{v[:second_responses]} |
         MD
         per_vector = (segs.first&.dig(:bad, :per_vector) || {}).keys.join(", ")
-        [Extra.header(record, json_name), Extra.run_table(record, head), verdicts,
+        [P.title(record, json_name), P.run_table(record, P.load_rows(record) + head), verdicts,
          "## Samples\n\n#{table}", "Malformed vectors (cycled): #{per_vector}.",
-         Extra.failures(record),
-         Extra.commands(record, [segs.first&.dig(:wrk), "ruby bench/lib/bench/clients/bad_client.rb PORT #{soak[:target_requests] / (soak[:segments_planned] || SEGMENTS) / BAD_SHARE} 16   # beside each wrk segment"].compact)]
+         P.failures(record),
+         P.commands(record, [segs.first&.dig(:wrk), "ruby bench/lib/bench/clients/bad_client.rb PORT #{soak[:target_requests] / (soak[:segments_planned] || SEGMENTS) / BAD_SHARE} 16   # beside each wrk segment"].compact)]
           .compact.join("\n\n") << "\n"
       end
 
       def chart(record, m)
-        chart = SvgChart.new(title: "Soak: one Spindle process, valid and malformed requests (bench/run soak)",
-                             subtitle: "#{record[:started_at][0, 10]} · #{record[:machine][:nproc]} cores shared with wrk and the malformed-request client",
-                             y_label: "", x_label: "requests so far (thousands)")
+        chart = P.chart(record, "Soak: one Spindle process, valid and malformed requests", "#{record[:machine][:nproc]} cores shared with wrk and the malformed-request client",
+                        y_label: "", x_label: "requests so far (thousands)")
         return chart.render unless m
 
         segs = m[:soak][:segments]
