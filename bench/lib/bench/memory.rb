@@ -11,7 +11,6 @@ require_relative "server_spec"
 require_relative "launch"
 require_relative "free_port"
 require_relative "server_process"
-require_relative "command"
 require_relative "log"
 require_relative "child"
 require_relative "wrk_trial"
@@ -113,16 +112,6 @@ module Bench
 
         JSON.parse(s.gets || raise("control #{command}: connection closed"))
       end
-    end
-
-    # bin/spindlectl --json COMMAND against a unix control socket.
-    def spindlectl(socket, command, timeout: 20)
-      env = { "BUNDLE_GEMFILE" => Paths::SERVER_GEMFILE, "RUBYOPT" => nil }
-      result = Command.capture(env, [RbConfig.ruby, "bin/spindlectl", "--control", "unix://#{socket}", "--json", command],
-                               timeout: timeout, chdir: Paths::ROOT)
-      raise "spindlectl #{command} failed: #{result.output.strip[0, 300]}" unless result.ok
-
-      JSON.parse(result.output)
     end
 
     # A plain wrk run (wrk's own text output, no Lua) against 127.0.0.1 in the

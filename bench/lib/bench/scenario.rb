@@ -48,8 +48,9 @@ module Bench
     # the generic page and chart altogether (slow_clients, soak, ...), and
     # optionally #x_label / #y_label for the chart, for figures beyond wrk's.
     # custom: a scenario that is not a wrk-throughput grid at all (memory over
-    # time, refork): an object answering #run(settings) -> record (the JSON),
-    # #render(record, json_name) -> [markdown, svg] and #headline(record) -> String.
+    # time, refork): a Bench::CustomScenario subclass, whose
+    # new(scenario, settings).run -> record (the JSON), and whose class answers
+    # .render(record, json_name) -> [markdown, svg] and .headline(record).
     # bench/run then calls it instead of Bench::Runner and its page/chart.
     # threads: { "server-name" => N }, a thread count for that server in this
     # scenario instead of --threads (e.g. hybrid's fiber-loop threads).
@@ -81,6 +82,9 @@ module Bench
     end
 
     def rackup = File.join(Paths::APPS, app)
+
+    # What every run's record says of its scenario.
+    def to_record = { name: name, title: title, description: description, goal: goal, app: "bench/apps/#{app}", path: path }
 
     # Extra flags this scenario needs on the servers matching a glob (e.g. a
     # higher connection cap for 10,000 idle connections); recorded in the
