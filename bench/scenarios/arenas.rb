@@ -65,7 +65,7 @@ module Bench
     # The same loop as a Spindle app, loaded by wrk, RSS sampled meanwhile.
     def spindle(config)
       leave_alone = config.include?("unset") ? { "SPINDLE_MEMORY_SET" => "1" } : {} # then bin/spindle keeps glibc's default
-      target = Memory::Target.new(name: "arenas", app: "arenas.ru", path: "/", expect_body: "allocated",
+      target = Scenario.new(name: "arenas", app: "arenas.ru", path: "/", expect_body: "allocated",
                                   env: -> { { "MALLOC_ARENA_MAX" => nil, "LD_PRELOAD" => nil }.merge(leave_alone) })
       server = Memory.start(name: "arenas-spindle", runtime: :spindle, target: target, threads: 20) do |l|
         [RbConfig.ruby, "bin/spindle", "--engine", "threads", "-t", "20:20", *(config.start_with?("jemalloc") ? %w[--allocator jemalloc] : []),

@@ -40,7 +40,7 @@ module Bench
     end
 
     def one(mode)
-      target = Memory::Target.new(name: "leak", app: "leak.ru", path: "/", expect_body: "Hello World", env: -> { { "LEAK_MODE" => mode } })
+      target = Scenario.new(name: "leak", app: "leak.ru", path: "/", expect_body: "Hello World", env: -> { { "LEAK_MODE" => mode } })
       server = Memory.start(name: "leak-#{mode}", runtime: :spindle, target: target, threads: 5) do |l|
         [RbConfig.ruby, "bin/spindle", "--engine", "threads", "-t", l.thread_range, "-w", "1",
          "--control", "unix://#{File.join(l.dir, 'control.sock')}", "-b", "tcp://#{l.address}", "-q", l.rackup]

@@ -9,14 +9,9 @@ module Bench
   # one request at a time, until REQUESTS are done or the time cap (--duration)
   # passes; the figure is completed requests over the time from the first send
   # to the last response, so nothing in flight at the end is lost.
-  class PgSleepTrial
+  class PgSleepTrial < WrkTrial
     POOL = 10
     REQUESTS = 100
-
-    def initialize(server:, settings:, scenario:)
-      @server = server
-      @settings = settings
-    end
 
     def warm_up(_connections) = PgSupport.warm_pool(@server, POOL)
 

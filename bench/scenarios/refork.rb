@@ -75,7 +75,7 @@ module Bench
       marks = File.join(Paths::TMP, "refork-#{name}-marks")
       FileUtils.rm_rf(marks)
       FileUtils.mkdir_p(marks)
-      target = Memory::Target.new(name: "refork", app: "refork.ru", path: "/ready", expect_body: "ready",
+      target = Scenario.new(name: "refork", app: "refork.ru", path: "/ready", expect_body: "ready",
                                   env: -> { { "REFORK_BIG_N" => @big.to_s, "REFORK_MARKS" => marks }.merge(VARIANTS.fetch(variant)) })
       server = ReforkServers.start(name, "refork", target, workers: @workers, threads: THREADS, ready_timeout: 120)
       result.merge!(command: server.command_line, configs: server.launch.written)

@@ -42,7 +42,7 @@ module Bench
     # One server, one wrk load in the background (bounded: long enough for
     # every generation at its deadline, stopped with INT once they are done).
     def one(workers)
-      target = Memory::Target.new(name: "refork-generations", app: "hello.ru", path: "/", expect_body: "Hello World", env: nil)
+      target = Scenario.new(name: "refork-generations", app: "hello.ru", path: "/", expect_body: "Hello World", env: nil)
       server = ReforkServers.start("spindle", "refork-generations-w#{workers}", target, workers: workers, threads: THREADS)
       out = File.join(Paths::TMP, "refork-generations-wrk-#{Process.pid}.txt")
       wrk, argv = File.open(out, "w") do |log|

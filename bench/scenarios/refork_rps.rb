@@ -42,7 +42,7 @@ module Bench
     def servers_record = ReforkServers.servers_record(@names)
 
     def one(name, round)
-      target = Memory::Target.new(name: "refork-rps", app: "hello.ru", path: "/", expect_body: "Hello World", env: nil)
+      target = Scenario.new(name: "refork-rps", app: "hello.ru", path: "/", expect_body: "Hello World", env: nil)
       server = ReforkServers.start(name, "refork-rps", target, workers: WORKERS, threads: THREADS)
       url = server.launch.url("/")
       Memory.wrk_run(url, connections: CONNECTIONS, duration: @window) # warm-up, discarded

@@ -35,10 +35,7 @@ module Bench
 
     def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
 
-    def wrk(connections, duration)
-      Wrk.new(server_pid: @server.pgid, url: @server.launch.url(PATH), connections: connections,
-              duration: duration, threads: @settings.wrk_threads, timeout: @settings.wrk_timeout)
-    end
+    def wrk(connections, duration, **options) = super(connections, duration, path: PATH, **options)
   end
 
   module SleepReport

@@ -8,8 +8,6 @@ require "io/wait"
 require_relative "paths"
 require_relative "proc_stat"
 require_relative "server_spec"
-require_relative "launch"
-require_relative "free_port"
 require_relative "server_process"
 require_relative "log"
 require_relative "child"
@@ -85,19 +83,14 @@ module Bench
 
     def mb(bytes) = bytes && (bytes / 1048576.0).round(1)
 
-    # What a Launch needs of a scenario, for starts outside the registry.
-    Target = Struct.new(:name, :app, :path, :expect_body, :env, keyword_init: true) do
-      def rackup = File.join(Paths::APPS, app)
-    end
-
-    # Starts a server from an argv built here (not from the registry): same
-    # environment, process group, readiness check and stop as every start.
-    # runtime: :spindle or :peers. Returns the started ServerProcess.
+    # Starts a server from an argv built by the block (not from the
+    # registry): same environment, process group, readiness check and stop as
+    # every start. target: a Bench::Scenario (its app, path, expected body and
+    # env); runtime: :spindle or :peers. Returns the started ServerProcess.
     def start(name:, runtime:, target:, processes: 1, threads: 5, ready_timeout: 120, &command)
       spec = ServerSpec.new(name: name, family: runtime == :spindle ? :spindle : :peer, runtime: runtime,
                             command: command, ready_timeout: ready_timeout)
-      launch = Launch.new(spec: spec, scenario: target, port: FreePort.pick, threads: threads, processes: processes)
-      server = ServerProcess.new(launch)
+      server = ServerProcess.for(spec: spec, scenario: target, threads: threads, processes: processes)
       Log.info("starting #{name}: #{server.command_line}")
       server.start
     end

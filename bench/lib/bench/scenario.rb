@@ -57,7 +57,7 @@ module Bench
     # quick: the scenario's shape under --quick (see Bench::QuickShape):
     # { servers:, connections:, processes:, rounds:, budget_s: }, each key
     # optional and used only where the user did not pass the flag.
-    def initialize(name:, title:, app:, description: "", path: "/", connections: [16, 64, 256],
+    def initialize(name:, app:, title: name, description: "", path: "/", connections: [16, 64, 256],
                    processes: [1, 2], expect_body: nil, nginx: nil, servers: nil, trial: nil, goal: nil,
                    env: nil, report: nil, threads: nil, custom: nil, server_args: nil, quick: {})
       @name = name

@@ -5,6 +5,9 @@ require_relative "paths"
 require_relative "http_probe"
 require_relative "proc_stat"
 require_relative "overrun"
+require_relative "launch"
+require_relative "free_port"
+require_relative "child"
 
 module Bench
   # Starts one server from its registry entry in its own process group, waits
@@ -25,6 +28,12 @@ module Bench
     }.freeze
 
     attr_reader :launch, :pid, :pgid, :argv, :env, :chdir
+
+    # Every start, of a registry server or one a scenario builds itself: a
+    # fresh free port, this server, this scenario's app and request.
+    def self.for(spec:, scenario:, threads:, processes:)
+      new(Launch.new(spec: spec, scenario: scenario, port: FreePort.pick, threads: threads, processes: processes))
+    end
 
     def initialize(launch)
       @launch = launch
@@ -162,13 +171,7 @@ module Bench
     end
 
     def reap(timeout)
-      deadline = now + timeout
-      while now < deadline
-        return true if Process.wait2(pid, Process::WNOHANG)
-
-        sleep POLL
-      end
-      false
+      Child.wait_for(timeout, every: POLL) { Process.wait2(pid, Process::WNOHANG) } ? true : false
     rescue Errno::ECHILD
       true
     end

@@ -9,7 +9,8 @@ module Bench
   # The default measurement: against a started, ready server, a warm-up wrk
   # run at the highest connection count (discarded), then one wrk run per
   # connection count. Each result carries its CPU usage and the
-  # load-generator verdict.
+  # load-generator verdict. Every other trial starts from this one: it gets
+  # the server, the settings and the scenario, and #wrk and #record.
   class WrkTrial
     def initialize(server:, settings:, scenario:)
       @server = server
@@ -17,14 +18,9 @@ module Bench
       @scenario = scenario
     end
 
-    def warm_up(connections)
-      wrk(connections.max, @settings.warmup).run
-    end
+    def warm_up(connections) = wrk(connections.max, @settings.warmup).run
 
-    def measure(connections)
-      self.class.record(wrk(connections, @settings.duration).run, connections: connections,
-                                                                 processes: @server.launch.processes, wrk_threads: @settings.wrk_threads)
-    end
+    def measure(connections) = record(wrk(connections, @settings.duration).run, connections)
 
     # A wrk run's record, the shape Bench::Summary and the pages read: wrk's
     # figures in ms, its errors, the CPU usage and the load-generator verdict,
@@ -51,9 +47,14 @@ module Bench
 
     private
 
-    def wrk(connections, duration)
-      Wrk.new(server_pid: @server.pgid, url: @server.launch.url, connections: connections,
-              duration: duration, threads: @settings.wrk_threads, timeout: @settings.wrk_timeout)
+    # options: path (instead of the scenario's), threads, script, script_args.
+    def wrk(connections, duration, path: @scenario.path, **options)
+      Wrk.new(server_pid: @server.pgid, url: @server.launch.url(path), connections: connections, duration: duration,
+              threads: @settings.wrk_threads, timeout: @settings.wrk_timeout, **options)
+    end
+
+    def record(run, connections, wrk_threads: @settings.wrk_threads)
+      self.class.record(run, connections: connections, processes: @server.launch.processes, wrk_threads: wrk_threads)
     end
   end
 end

@@ -18,16 +18,11 @@ module Bench
     # Everything after the opening fits in the servers' 20 s keep-alive
     # timeout (Spindle's and Puma's default), so no idle connection is closed
     # for idling before the check.
-    class Trial
-      def initialize(server:, settings:, scenario:)
-        @server = server
-        @settings = settings
+    class Trial < WrkTrial
+      def initialize(**)
+        super
         @idle = settings.quick ? 1_000 : 10_000
         @duration = settings.quick ? 2 : 5
-      end
-
-      def warm_up(connections)
-        wrk(connections.max, @settings.warmup).run
       end
 
       def measure(connections)
@@ -71,14 +66,6 @@ module Bench
         nil
       end
 
-      def wrk(connections, duration)
-        Wrk.new(server_pid: @server.pgid, url: @server.launch.url, connections: connections,
-                duration: duration, threads: @settings.wrk_threads, timeout: @settings.wrk_timeout)
-      end
-
-      def record(run, connections)
-        WrkTrial.record(run, connections: connections, processes: 1, wrk_threads: @settings.wrk_threads)
-      end
     end
 
     module Report

@@ -5,8 +5,6 @@ require_relative "../wrk_trial"
 require_relative "../stats"
 require_relative "../child"
 require_relative "../report/parts"
-require_relative "../launch"
-require_relative "../free_port"
 require_relative "../server_process"
 require_relative "../registry"
 require_relative "../log"
@@ -22,14 +20,12 @@ module Bench
     # (a Puma start of its own, wrk -c 16 unpaced), before the first server.
     def self.calibration(settings, scenario)
       @calibration ||= begin
-        spec = SERVERS.find { |s| s.name == "puma" }
-        launch = Launch.new(spec: spec, scenario: scenario, port: FreePort.pick, threads: settings.threads, processes: 1)
-        server = ServerProcess.new(launch)
+        server = ServerProcess.for(spec: SERVERS.fetch("puma"), scenario: scenario, threads: settings.threads, processes: 1)
         server.start
-        Wrk.new(server_pid: server.pgid, url: launch.url, connections: CALIBRATION_CONNECTIONS, duration: settings.warmup,
-                threads: 1, timeout: settings.wrk_timeout).run
-        run = Wrk.new(server_pid: server.pgid, url: launch.url, connections: CALIBRATION_CONNECTIONS,
-                      duration: settings.duration, threads: 1, timeout: settings.wrk_timeout).run
+        wrk = ->(seconds) { Wrk.new(server_pid: server.pgid, url: server.launch.url, connections: CALIBRATION_CONNECTIONS,
+                                    duration: seconds, threads: 1, timeout: settings.wrk_timeout).run }
+        wrk.call(settings.warmup)
+        run = wrk.call(settings.duration)
         max = run.result[:requests] / (run.result[:duration_us] / 1e6)
         Log.info(format("latency: Puma's max (wrk -c %d, %d s) = %.0f req/s", CALIBRATION_CONNECTIONS, settings.duration, max))
         { puma_max_rps: max.round(1), command: server.command_line, connections: CALIBRATION_CONNECTIONS,
@@ -39,18 +35,15 @@ module Bench
       end
     end
 
-    class Trial
-      def initialize(server:, settings:, scenario:)
-        @server = server
-        @settings = settings
-        @scenario = scenario
+    class Trial < WrkTrial
+      def initialize(**)
+        super
         @duration = settings.quick ? 2 : [settings.duration, 10].max
       end
 
       def warm_up(_connections)
         Latency.calibration(@settings, @scenario)
-        Wrk.new(server_pid: @server.pgid, url: @server.launch.url, connections: CONNECTIONS, duration: @settings.warmup,
-                threads: 1, timeout: @settings.wrk_timeout).run
+        wrk(CONNECTIONS, @settings.warmup, threads: 1).run
       end
 
       def measure(_connections)
@@ -63,10 +56,7 @@ module Bench
       private
 
       def paced(rate, share)
-        run = Wrk.new(server_pid: @server.pgid, url: @server.launch.url, connections: CONNECTIONS,
-                                     duration: @duration, threads: 1, timeout: @settings.wrk_timeout,
-                                     script: SCRIPT, script_args: [rate]).run
-        rec = WrkTrial.record(run, connections: CONNECTIONS, processes: 1, wrk_threads: 1)
+        rec = record(wrk(CONNECTIONS, @duration, threads: 1, script: SCRIPT, script_args: [rate]).run, CONNECTIONS, wrk_threads: 1)
         rec.merge(target_rps: rate, share_of_puma_max: share,
                   achieved_ratio: (rec[:requests_per_sec] / rate).round(3))
       end

@@ -43,20 +43,14 @@ module Bench
     end
 
     # One server start: baseline wrk, then each attack with wrk beside it.
-    class Trial
-      def initialize(server:, settings:, scenario:)
+    class Trial < WrkTrial
+      def initialize(settings:, **)
         SlowClients.ensure_tool!(settings.install)
-        @server = server
-        @settings = settings
-        @scenario = scenario
+        super
         @attack_conns = settings.quick ? 100 : 1000
         @rate = settings.quick ? 100 : 250
         @duration = settings.quick ? 2 : [settings.duration, 10].max
         @margin = settings.quick ? 1 : 2 # seconds past the ramp-up, and (twice) past the wrk run
-      end
-
-      def warm_up(connections)
-        wrk(connections.max, @settings.warmup).run
       end
 
       def measure(connections)
@@ -69,15 +63,6 @@ module Bench
       end
 
       private
-
-      def wrk(connections, duration)
-        Wrk.new(server_pid: @server.pgid, url: @server.launch.url("/"), connections: connections,
-                duration: duration, threads: @settings.wrk_threads, timeout: @settings.wrk_timeout)
-      end
-
-      def record(run, connections)
-        WrkTrial.record(run, connections: connections, processes: 1, wrk_threads: @settings.wrk_threads)
-      end
 
       def attack(name, attack, connections, base_fds)
         pid = @server.pgid

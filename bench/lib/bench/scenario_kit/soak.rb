@@ -21,17 +21,11 @@ module Bench
     # requests on keep-alive connections while bad_client.rb sends the
     # malformed ones, each on a new connection; after each segment, once the
     # server's descriptor count has settled, RSS, fds and threads are sampled.
-    class Trial
-      def initialize(server:, settings:, scenario:)
-        @server = server
-        @settings = settings
+    class Trial < WrkTrial
+      def initialize(**)
+        super
         @total = settings.quick ? 20_000 : 1_000_000
         @segments = settings.quick ? QUICK_SEGMENTS : SEGMENTS
-      end
-
-      def warm_up(connections)
-        Wrk.new(server_pid: @server.pgid, url: @server.launch.url, connections: connections.max,
-                duration: @settings.warmup, threads: 1, timeout: @settings.wrk_timeout).run
       end
 
       def measure(connections)
@@ -57,9 +51,7 @@ module Bench
         client = Tempfile.create("bench-bad") do |out|
           cpid = Process.spawn(RbConfig.ruby, BAD_CLIENT, @server.launch.port.to_s, bad.to_s, "16",
                                out: out, err: out, in: File::NULL, pgroup: true)
-          run = Wrk.new(server_pid: @server.pgid, url: @server.launch.url, connections: connections,
-                                       duration: 120, threads: 1, timeout: @settings.wrk_timeout,
-                                       script: SCRIPT, script_args: [valid]).run
+          run = wrk(connections, 120, threads: 1, script: SCRIPT, script_args: [valid]).run
           status = Child.wait(cpid, 120)
           out.rewind
           text = out.read
