@@ -12,12 +12,9 @@ module Bench
   # after refork, a database-bound app) passes its own trial class: anything
   # with `new(server:, settings:, scenario:)`, `#warm_up(connections)` and
   # `#measure(connections) -> Hash` like Bench::WrkTrial.
-  class Scenario
-    ATTRIBUTES = %i[name title description app path connections processes expect_body
-                    nginx servers trial goal env report threads custom server_args quick].freeze
-
-    attr_reader(*ATTRIBUTES)
-
+  class Scenario < Struct.new(:name, :title, :description, :app, :path, :connections, :processes, :expect_body,
+                              :nginx, :servers, :trial, :goal, :env, :report, :threads, :custom, :server_args, :quick,
+                              keyword_init: true)
     @all = {}
 
     class << self
@@ -57,27 +54,14 @@ module Bench
     # quick: the scenario's shape under --quick (see Bench::QuickShape):
     # { servers:, connections:, processes:, rounds:, budget_s: }, each key
     # optional and used only where the user did not pass the flag.
-    def initialize(name:, app:, title: name, description: "", path: "/", connections: [16, 64, 256],
-                   processes: [1, 2], expect_body: nil, nginx: nil, servers: nil, trial: nil, goal: nil,
-                   env: nil, report: nil, threads: nil, custom: nil, server_args: nil, quick: {})
-      @name = name
-      @title = title
-      @description = description
-      @app = app
-      @path = path
-      @connections = connections.freeze
-      @processes = processes.freeze
-      @expect_body = expect_body
-      @nginx = nginx
-      @servers = servers
-      @trial = trial
-      @goal = goal
-      @env = env
-      @report = report
-      @threads = threads
-      @custom = custom
-      @server_args = server_args # { "spindle-*" => [extra flags] }, see #server_args_for
-      @quick = QuickShape.check(name, quick)
+    DEFAULTS = { description: "", path: "/", connections: [16, 64, 256], processes: [1, 2], quick: {} }.freeze
+
+    def initialize(**attributes)
+      super(**DEFAULTS, **attributes)
+      self.title ||= name
+      self.quick = QuickShape.check(name, quick)
+      connections.freeze
+      processes.freeze
       freeze
     end
 

@@ -97,6 +97,16 @@ module Bench
       # A record's runs that failed (or were skipped), one line each.
       def failed(runs, &label) = runs.select { |r| r[:failed] }.map { |r| "- #{label.call(r)}: #{r[:failed]}" }
 
+      # [server, what the block makes of its measured rounds], in the
+      # record's server order, for the servers with at least one.
+      def by_server(record)
+        ok = record[:measurements].reject { |m| m[:failed] }
+        record[:servers].filter_map do |server|
+          rounds = ok.select { |m| m[:server] == server[:name] }
+          [server[:name], yield(rounds)] unless rounds.empty?
+        end
+      end
+
       def page(*sections) = "#{sections.compact.join("\n\n")}\n"
 
       # A chart titled and dated like every other: "TITLE (bench/run NAME)",
@@ -105,6 +115,12 @@ module Bench
         kind.new(title: "#{title} (bench/run #{record[:scenario][:name]})",
                  subtitle: "#{record[:started_at][0, 10]} · #{subtitle}#{' · QUICK' if record[:settings][:quick]}", **labels)
       end
+    end
+
+    # F and P for a scenario's own report module (include it).
+    module Names
+      F = Format
+      P = Parts
     end
   end
 end

@@ -65,23 +65,14 @@ module Bench
       rescue JSON::ParserError
         nil
       end
-
     end
 
     module Report
+      include Bench::Report::Names
       module_function
 
-      F = Bench::Report::Format
-      P = Bench::Report::Parts
-
       def rows_by_server(record)
-        ok = record[:measurements].reject { |m| m[:failed] }
-        record[:servers].map { |s| s[:name] }.filter_map do |name|
-          rounds = ok.select { |m| m[:server] == name }
-          next if rounds.empty?
-
-          [name, summarize(rounds)]
-        end
+        P.by_server(record) { |rounds| summarize(rounds) }
       end
 
       def summarize(rounds)

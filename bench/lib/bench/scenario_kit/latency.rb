@@ -63,22 +63,12 @@ module Bench
     end
 
     module Report
+      include Bench::Report::Names
       module_function
 
-      F = Bench::Report::Format
-      P = Bench::Report::Parts
-
       def cells(record)
-        ok = record[:measurements].reject { |m| m[:failed] }
-        record[:servers].map { |s| s[:name] }.filter_map do |name|
-          rounds = ok.select { |m| m[:server] == name }
-          next if rounds.empty?
-
-          per_share = SHARES.to_h do |share|
-            runs = rounds.flat_map { |m| m[:rates] }.select { |r| r[:share_of_puma_max] == share }
-            [share, summarize(runs)]
-          end
-          [name, per_share]
+        P.by_server(record) do |rounds|
+          SHARES.to_h { |share| [share, summarize(rounds.flat_map { |m| m[:rates] }.select { |r| r[:share_of_puma_max] == share })] }
         end
       end
 

@@ -119,20 +119,14 @@ module Bench
 
     # The page: normal clients' throughput and p99 without and with each attack.
     module Report
+      include Bench::Report::Names
       module_function
 
-      F = Bench::Report::Format
-      P = Bench::Report::Parts
-
       def figures(record)
-        ok = record[:measurements].reject { |m| m[:failed] }
-        record[:servers].map { |s| s[:name] }.filter_map do |name|
-          rounds = ok.select { |m| m[:server] == name }
-          next if rounds.empty?
-
+        P.by_server(record) do |rounds|
           cells = { "none" => rounds }
           ATTACKS.each_key { |a| cells[a] = rounds.map { |m| m.dig(:attacks, a.to_sym) }.compact }
-          [name, cells.transform_values { |list| summarize(list) }]
+          cells.transform_values { |list| summarize(list) }
         end
       end
 

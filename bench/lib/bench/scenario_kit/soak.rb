@@ -102,10 +102,8 @@ module Bench
     end
 
     module Report
+      include Bench::Report::Names
       module_function
-
-      F = Bench::Report::Format
-      P = Bench::Report::Parts
 
       def render(record, json_name)
         m = record[:measurements].find { |x| x[:soak] }
