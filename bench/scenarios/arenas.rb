@@ -13,7 +13,7 @@ module Bench
   # time, each request one slice of the loop). Configurations interleave
   # within each round; nothing runs at the same time as anything else.
   class Arenas < CustomScenario
-    JEMALLOC = Dir["/usr/lib/*/libjemalloc.so.2"].first
+    def self.jemalloc = Dir["/usr/lib/*/libjemalloc.so.2"].first
     SAMPLE_EVERY = 0.1
     COLORS = { "glibc default (MALLOC_ARENA_MAX unset)" => "#d62728", "MALLOC_ARENA_MAX=2 (Spindle's default)" => "#3182bd",
                "jemalloc (LD_PRELOAD libjemalloc.so.2)" => "#2ca02c" }.freeze
@@ -30,8 +30,7 @@ module Bench
     private
 
     def trials
-      raise "arenas needs libjemalloc.so.2: apt-get install -y libjemalloc2" unless JEMALLOC
-
+      Setup.packages!("/usr/lib/*/libjemalloc.so.2" => "libjemalloc2")
       runs = (1..@rounds).to_a.product(KINDS, CONFIGS).map do |round, kind, config|
         trial("#{kind} #{config}", { kind: kind, config: config, round: round, samples: [] }) { send(kind, config) }
           .tap { |r| log(r) unless r[:samples].empty? }
@@ -42,14 +41,14 @@ module Bench
     def settings_record
       { threads: 20, script_iterations_per_thread: @iterations, spindle_duration_s: @duration,
         spindle_connections: 20, per_request_arrays: 10, sample_every_s: SAMPLE_EVERY, rounds: @rounds,
-        jemalloc: JEMALLOC, jemalloc_package: Versions.command(%w[dpkg-query -W libjemalloc2], /libjemalloc2\s+(\S+)/),
+        jemalloc: Arenas.jemalloc, jemalloc_package: Versions.command(%w[dpkg-query -W libjemalloc2], /libjemalloc2\s+(\S+)/),
         glibc: Versions.command(%w[ldd --version], /(\d+\.\d+)/), processes: [1] }
     end
 
     # The plain seed script under each allocator (BASE_ENV clears the rest).
     def script(config)
       env = ServerProcess::BASE_ENV.merge("MALLOC_ARENA_MAX" => config.include?("=2") ? "2" : nil,
-                                          "LD_PRELOAD" => config.start_with?("jemalloc") ? JEMALLOC : nil,
+                                          "LD_PRELOAD" => config.start_with?("jemalloc") ? Arenas.jemalloc : nil,
                                           "ARENAS_ITERATIONS" => @iterations.to_s, "ARENAS_THREADS" => "20")
       out = File.join(Paths::TMP, "arenas-script.out")
       t0 = Child.now

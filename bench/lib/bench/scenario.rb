@@ -77,6 +77,17 @@ module Bench
       (server_args || {}).select { |glob, _| File.fnmatch(glob, server_name) }.values.flatten.map(&:to_s)
     end
 
+    # Whether this run of it may start a peer server (bench/Gemfile's :peers
+    # group must then be installed first): what --servers, the --quick shape
+    # or the scenario picks, among the registry's or its custom runner's own.
+    def peers?(settings)
+      runtimes = if custom then (custom.const_defined?(:SERVERS) ? custom::SERVERS : {}).transform_values { |s| s[:runtime] }
+                 else SERVERS.to_h { |s| [s.name, s.runtime] }
+                 end
+      names = settings.servers || (quick[:servers] if settings.quick) || servers || runtimes.keys
+      names.any? { |glob| runtimes.any? { |name, runtime| runtime == :peers && File.fnmatch(glob, name) } }
+    end
+
     def nginx_location(launch)
       nginx or raise ArgumentError, "scenario #{name} has no nginx equivalent"
       nginx.call(launch)

@@ -8,6 +8,7 @@ require_relative "overrun"
 require_relative "launch"
 require_relative "free_port"
 require_relative "child"
+require_relative "setup"
 
 module Bench
   # Starts one server from its registry entry in its own process group, waits
@@ -53,6 +54,7 @@ module Bench
     def log_path = File.join(launch.dir, "server.log")
 
     def start
+      Setup.peers! if launch.spec.runtime == :peers
       log = File.open(log_path, "a")
       @log_from = log.size # this start's lines only, for error messages
       log.puts("== #{Time.now} #{command_line}")

@@ -1,9 +1,7 @@
 # frozen_string_literal: true
 
-require_relative "../memory"
-require_relative "../wrk_trial"
+require_relative "../memory" # and Child, WrkTrial
 require_relative "../stats"
-require_relative "../child"
 require_relative "../report/parts"
 require_relative "../server_process"
 require_relative "../registry"

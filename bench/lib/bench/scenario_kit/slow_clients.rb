@@ -2,10 +2,8 @@
 
 require "csv"
 require "fileutils"
-require_relative "../memory"
-require_relative "../wrk_trial"
+require_relative "../memory" # and Child, WrkTrial
 require_relative "../stats"
-require_relative "../child"
 require_relative "../report/parts"
 require_relative "../log"
 
@@ -30,22 +28,10 @@ module Bench
       "missing"
     end
 
-    # Installs Debian's slowhttptest on first use, like bench/run does wrk
-    # (refused under --no-install).
-    def self.ensure_tool!(install)
-      return if system("command -v slowhttptest >/dev/null 2>&1")
-      raise "slowhttptest is missing (apt-get install -y slowhttptest)" unless install
-
-      Log.info("installing slowhttptest (apt-get)")
-      system("apt-get install -y slowhttptest >/dev/null 2>&1") ||
-        (system("apt-get update >/dev/null 2>&1") && system("apt-get install -y slowhttptest >/dev/null 2>&1")) or
-        raise "apt-get install -y slowhttptest failed"
-    end
-
     # One server start: baseline wrk, then each attack with wrk beside it.
     class Trial < WrkTrial
-      def initialize(settings:, **)
-        SlowClients.ensure_tool!(settings.install)
+      def initialize(**)
+        Setup.packages!("/usr/bin/slowhttptest" => "slowhttptest") # Debian's, on first use like wrk
         super
         @attack_conns = settings.quick ? 100 : 1000
         @rate = settings.quick ? 100 : 250

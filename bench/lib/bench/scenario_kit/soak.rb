@@ -2,10 +2,8 @@
 
 require "json"
 require "tempfile"
-require_relative "../memory"
-require_relative "../wrk_trial"
+require_relative "../memory" # and Child, WrkTrial
 require_relative "../stats"
-require_relative "../child"
 require_relative "../report/parts"
 
 module Bench
