@@ -53,7 +53,8 @@ module Bench
       samples = [[0, Memory.rss(worker)]]
       serials = [[0, vm_start.dig(:vm, :class_serial).to_i]] # RubyVM.stat[:class_serial] at each sample
       t0 = Child.now
-      wrk, argv = Memory.wrk_spawn(server.launch.url("/"), connections: CONNECTIONS, duration: @max_seconds)
+      load = Memory.wrk(server.launch.url("/"), connections: CONNECTIONS, duration: @max_seconds)
+      wrk = load.spawn(File::NULL)
       next_mark = @every
       until Child.now - t0 > @max_seconds + 5
         sleep 0.25
@@ -76,7 +77,7 @@ module Bench
       Log.info(format("leak %-10s %9d requests in %5.1f s  RSS %6.1f → %6.1f MB  class_serial %d → %d", mode, served, elapsed,
                       Memory.mb(samples.first.last), Memory.mb(samples.last.last), vm_start.dig(:vm, :class_serial).to_i,
                       vm_end.dig(:vm, :class_serial).to_i))
-      { command: server.command_line, wrk: WrkTrial.command_line(argv), worker_pid: worker, requests: served,
+      { command: server.command_line, wrk: WrkTrial.command_line(load.argv), worker_pid: worker, requests: served,
         seconds: elapsed.round(1), reached_target: served >= @target, samples: samples, class_serials: serials,
         start_memory: start_mem, end_memory: end_mem, vm_start: vm_start, vm_end: vm_end }
     ensure

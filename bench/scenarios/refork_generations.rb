@@ -45,14 +45,12 @@ module Bench
       target = Scenario.new(name: "refork-generations", app: "hello.ru", path: "/", expect_body: "Hello World", env: nil)
       server = ReforkServers.start("spindle", "refork-generations-w#{workers}", target, workers: workers, threads: THREADS)
       out = File.join(Paths::TMP, "refork-generations-wrk-#{Process.pid}.txt")
-      wrk, argv = File.open(out, "w") do |log|
-        Memory.wrk_spawn(server.launch.url("/"), connections: CONNECTIONS, headers: HEADERS,
-                                                 duration: GENERATIONS * GENERATION_DEADLINE, log: log)
-      end
+      load = Memory.wrk(server.launch.url("/"), connections: CONNECTIONS, headers: HEADERS, duration: GENERATIONS * GENERATION_DEADLINE)
+      wrk = File.open(out, "w") { |log| load.spawn(log) }
       generations = reforks(server, workers)
-      Process.kill(:INT, wrk) # wrk prints its summary on INT
-      Memory.wrk_finish(wrk, 0)
-      record(workers, server, generations, Memory.wrk_parse(File.read(out)), argv)
+      Process.kill(:INT, wrk) # wrk prints its figures on INT
+      Child.wait(wrk, 20)
+      record(workers, server, generations, Memory.wrk_figures(Wrk.parse(File.read(out))), load.argv)
     ensure
       Child.kill(wrk) if wrk
       server&.stop

@@ -12,6 +12,7 @@ require_relative "server_process"
 require_relative "log"
 require_relative "child"
 require_relative "wrk_trial"
+require_relative "wrk"
 
 module Bench
   # What the memory scenarios (refork, refork-rps, arenas, leak) share: memory
@@ -107,38 +108,22 @@ module Bench
       end
     end
 
-    # A plain wrk run (wrk's own text output, no Lua) against 127.0.0.1 in the
-    # background, bounded by its duration (killed 20 s past it by #wrk_finish,
-    # or at once by Child.kill). Returns [pid, argv].
-    def wrk_spawn(url, connections:, duration:, headers: [], timeout: 10, log: File::NULL)
-      raise ArgumentError, "not a loopback URL: #{url}" unless url.start_with?("http://127.0.0.1:")
-
-      argv = ["wrk", "-t", "1", "-c", connections.to_s, "-d", "#{duration}s", "--timeout", "#{timeout}s",
-              *headers.flat_map { |h| ["-H", h] }, url]
-      pid = Process.spawn(*argv, out: log, err: log, in: File::NULL, pgroup: true)
-      [pid, argv]
+    # A wrk run for the memory scenarios: 1 thread, no CPU sampling; figures
+    # as their records keep them (socket errors as wrk prints them, nil: none).
+    def wrk(url, connections:, duration:, headers: [], timeout: 10)
+      Wrk.new(server_pid: nil, url: url, connections: connections, duration: duration, threads: 1, timeout: timeout, headers: headers)
     end
 
-    def wrk_finish(pid, duration) = Child.wait(pid, duration + 20)
-
-    # wrk's own summary (Requests/sec, totals) from its plain output.
-    def wrk_parse(text)
-      {
-        requests: text[/(\d+) requests in/, 1]&.to_i,
-        requests_per_sec: text[/Requests\/sec:\s+([\d.]+)/, 1]&.to_f,
-        socket_errors: text[/Socket errors: (.*)$/, 1],
-        non_2xx: text[/Non-2xx or 3xx responses: (\d+)/, 1].to_i
-      }
+    def wrk_run(url, **options)
+      run = wrk(url, **options).run
+      wrk_figures(run.result).merge(wrk: WrkTrial.command_line(run.argv))
     end
 
-    # One bounded wrk run in the foreground; returns wrk_parse's figures.
-    def wrk_run(url, connections:, duration:, headers: [], timeout: 10)
-      out = File.join(Paths::TMP, "memory-wrk-#{Process.pid}.txt")
-      File.open(out, "w") do |log|
-        pid, argv = wrk_spawn(url, connections: connections, duration: duration, headers: headers, timeout: timeout, log: log)
-        wrk_finish(pid, duration)
-        return wrk_parse(File.read(out)).merge(wrk: WrkTrial.command_line(argv))
-      end
+    def wrk_figures(r)
+      errors = %i[connect read write].map { |k| [k, r[:"#{k}_errors"]] } + [[:timeout, r[:timeouts]]]
+      { requests: r[:requests], requests_per_sec: (r[:requests] / (r[:duration_us] / 1e6)).round(2),
+        socket_errors: errors.all? { |_, n| n.zero? } ? nil : errors.map { |k, n| "#{k} #{n}" }.join(", "),
+        non_2xx: r[:status_errors] }
     end
   end
 end
