@@ -79,7 +79,7 @@ module Bench
       procs = summary.processes.first
       fig = ->(server, d) { summary.figures(procs, d).find { |f| f.server == server } }
       done = lambda do |server, d|
-        ms = summary.record[:measurements].select { |m| !m[:failed] && m[:server] == server && m[:connections] == d }
+        ms = summary.rounds(server, procs, d)
         ms.map { |m| m[:requests] }.minmax.uniq.join("–")
       end
       rows = %w[spindle-blocking spindle-threads spindle-fibers].map do |server|

@@ -35,7 +35,7 @@ module Bench
           figures = summary.figures(procs, c)
           blocking = figures.find { |f| f.server == "spindle-blocking" }
           figures.map do |f|
-            ms = summary.record[:measurements].select { |m| !m[:failed] && m[:server] == f.server && m[:connections] == c }
+            ms = summary.rounds(f.server, procs, c)
             [f.server, c, format("%.2f", f.median), "#{format('%.2f', f.min)}–#{format('%.2f', f.max)}",
              format("%.1f %%", 100.0 * f.median / c), blocking ? format("%.2f×", f.median / blocking.median) : "–",
              ms.sum { |m| m[:requests] }, f.errors, f.bad_status,

@@ -2,6 +2,7 @@
 
 require "tmpdir"
 require_relative "log"
+require_relative "child"
 
 module Bench
   # One measuring bench/run at a time on this machine: two runs at once would
@@ -44,14 +45,14 @@ module Bench
     private
 
     def acquire(file, wait_s)
-      deadline = now + wait_s
+      deadline = Child.now + wait_s
       waited = false
       until file.flock(File::LOCK_EX | File::LOCK_NB)
-        raise Busy, "#{@path} still held after #{wait_s.round} s by #{holder}" if now >= deadline
+        raise Busy, "#{@path} still held after #{wait_s.round} s by #{holder}" if Child.now >= deadline
 
         Log.info("waiting up to #{wait_s.round} s for the bench lock, held by #{holder}") unless waited
         waited = true
-        sleep [POLL_S, deadline - now].min.clamp(0.01, POLL_S)
+        sleep [POLL_S, deadline - Child.now].min.clamp(0.01, POLL_S)
       end
     end
 
@@ -60,6 +61,5 @@ module Bench
       text.empty? ? "a process that has not said who it is" : text
     end
 
-    def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
   end
 end

@@ -114,19 +114,15 @@ module Bench
     end
 
     def wait_until_ready
-      deadline = now + launch.spec.ready_timeout
-      while now < deadline
-        exited = Process.wait2(pid, Process::WNOHANG)
-        if exited
+      response = Child.wait_for(launch.spec.ready_timeout, every: POLL) do
+        if (exited = Process.wait2(pid, Process::WNOHANG))
           signal(:KILL)
           raise StartFailed, "exited at start (#{describe(exited.last)}): #{log_tail}"
         end
-
-        response = HttpProbe.get(launch.host, launch.port, launch.scenario.path, timeout: 1.0)
-        return check(response) if response
-
-        sleep POLL
+        HttpProbe.get(launch.host, launch.port, launch.scenario.path, timeout: 1.0)
       end
+      return check(response) if response
+
       stop
       raise StartFailed, "no HTTP answer within #{launch.spec.ready_timeout} s: #{log_tail}"
     end
@@ -177,7 +173,5 @@ module Bench
     rescue Errno::ECHILD
       true
     end
-
-    def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
   end
 end
