@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require "fileutils"
 require_relative "paths"
 require_relative "log"
 require File.join(Bench::Paths::ROOT, "lib", "spindle", "system_packages")
@@ -18,6 +19,7 @@ module Bench
 
     def run!(install:, peers:)
       @install = install
+      FileUtils.mkdir_p(Paths::TMP) # scratch for every scenario's files (configs, logs, outputs)
       packages!(PACKAGES)
       peers! if peers
     end
