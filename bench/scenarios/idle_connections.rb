@@ -71,7 +71,7 @@ module Bench
       include Bench::Report::Names
       module_function
 
-      def rows_by_server(record)
+      def figures(record)
         P.by_server(record) { |rounds| summarize(rounds) }
       end
 
@@ -103,16 +103,11 @@ module Bench
       end
 
       def headline(record)
-        parts = rows_by_server(record).map do |name, s|
+        parts = figures(record).map do |name, s|
           kib = s[:bytes_per_conn] ? format("%.1f KiB/conn", s[:bytes_per_conn] / 1024.0) : "–"
           "#{name} #{completes(s) == 'yes' ? '' : '(incomplete) '}#{kib}, #{F.times(s[:rps_idle], s[:rps_alone])} req/s"
         end
         "#{parts.join('; ')}"
-      end
-
-      def render(record, json_name)
-        rows = rows_by_server(record)
-        [markdown(record, json_name, rows), chart(record, rows)]
       end
 
       def completes(s)

@@ -66,7 +66,7 @@ module Bench
       include Bench::Report::Names
       module_function
 
-      def cells(record)
+      def figures(record)
         P.by_server(record) do |rounds|
           SHARES.to_h { |share| [share, summarize(rounds.flat_map { |m| m[:rates] }.select { |r| r[:share_of_puma_max] == share })] }
         end
@@ -84,13 +84,8 @@ module Bench
       end
 
       def headline(record)
-        parts = cells(record).map { |name, per| "#{name} #{F.ms(per[0.5][:p99])}" }
+        parts = figures(record).map { |name, per| "#{name} #{F.ms(per[0.5][:p99])}" }
         "p99 ms at 50 % of Puma's max: #{parts.join(', ')}"
-      end
-
-      def render(record, json_name)
-        c = cells(record)
-        [markdown(record, json_name, c), chart(record, c)]
       end
 
       def markdown(record, json_name, cells)

@@ -140,11 +140,6 @@ module Bench
         "normal req/s under slowloris/slow body/slow read ÷ without: #{parts.join('; ')}"
       end
 
-      def render(record, json_name)
-        figs = figures(record)
-        [markdown(record, json_name, figs), chart(record, figs)]
-      end
-
       def markdown(record, json_name, figs)
         attacks = ATTACKS.map { |n, a| "- **#{n}** (`slowhttptest #{a[:flag]}`): #{a[:what]}" }.join("\n")
         m0 = record[:measurements].find { |m| m[:attacks] }

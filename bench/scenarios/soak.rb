@@ -106,13 +106,10 @@ module Bench
       include Bench::Report::Names
       module_function
 
-      def render(record, json_name)
-        m = record[:measurements].find { |x| x[:soak] }
-        [markdown(record, json_name, m), chart(record, m)]
-      end
+      def figures(record) = record[:measurements].find { |x| x[:soak] }
 
       def headline(record)
-        m = record[:measurements].find { |x| x[:soak] } or return "no soak figure"
+        m = figures(record) or return "no soak figure"
         v = verdict(m)
         return "no segment ran" if v.empty?
 

@@ -117,10 +117,20 @@ module Bench
       end
     end
 
-    # F and P for a scenario's own report module (include it).
+    # For a scenario's own report module (include it): F and P, and #render
+    # from the record alone, its figures worked out once for page and chart
+    # (the module answers figures(record), markdown(record, json_name, figures)
+    # and chart(record, figures)).
     module Names
       F = Format
       P = Parts
+
+      def self.included(base) = base.extend(self)
+
+      def render(record, json_name)
+        figures = figures(record)
+        [markdown(record, json_name, figures), chart(record, figures)]
+      end
     end
   end
 end
