@@ -77,6 +77,11 @@ module Bench
       (server_args || {}).select { |glob, _| File.fnmatch(glob, server_name) }.values.flatten.map(&:to_s)
     end
 
+    # What writes this scenario's own page part (method :render, :headline,
+    # :sections, :x_label...) instead of the generic one: its custom runner
+    # or its report; nil: the generic one.
+    def own(method) = [custom, report].find { |o| o.respond_to?(method) }
+
     # Whether this run of it may start a peer server (bench/Gemfile's :peers
     # group must then be installed first): what --servers, the --quick shape
     # or the scenario picks, among the registry's or its custom runner's own.

@@ -19,10 +19,10 @@ module Bench
 
       def render(summary)
         r = summary.record
-        report = Scenario.load_all[r[:scenario][:name]]&.report # a scenario may name its own axes
+        scenario = Scenario.load_all[r[:scenario][:name]] # a scenario may name its own axes
         chart = Parts.chart(r, r[:scenario][:title], subtitle(r),
-                            y_label: report.respond_to?(:y_label) ? report.y_label : "requests/s (median; whisker: min–max)",
-                            x_label: report.respond_to?(:x_label) ? report.x_label : "concurrent connections (wrk -c)",
+                            y_label: scenario&.own(:y_label)&.y_label || "requests/s (median; whisker: min–max)",
+                            x_label: scenario&.own(:x_label)&.x_label || "concurrent connections (wrk -c)",
                             hatch_note: "hatched: load-generator bound (wrk saturated; a lower bound, not the server's figure)")
         summary.processes.each { |procs| chart.panel(panel_title(procs, r), groups: summary.connections.map(&:to_s), series: series(summary, procs)) }
         chart.render

@@ -32,8 +32,8 @@ module Bench
 
       # Figures beyond wrk's that the scenario defines (Scenario report:).
       def scenario_sections
-        report = Scenario.load_all[@record[:scenario][:name]]&.report
-        report.respond_to?(:sections) ? Array(report.sections(@summary)) : []
+        own = Scenario.load_all[@record[:scenario][:name]]&.own(:sections)
+        own ? Array(own.sections(@summary)) : []
       end
 
       def run_table
