@@ -49,6 +49,13 @@ class CustomScenarioTest < Minitest::Test
     assert_equal "skipped: a test budget passed", r[:failed]
   end
 
+  def test_every_record_has_the_same_frame_around_what_was_measured
+    record = Bench::RunRecord.around(@scenario, { tool: "wrk" }) { { measurements: [:m] } }
+    assert_equal %i[scenario started_at finished_at machine load_generator measurements spindle_source], record.keys
+    assert_equal "bench/apps/hello.ru", record[:scenario][:app]
+    refute record[:spindle_source][:changed]
+  end
+
   def test_servers_picks_among_the_scenario_s_own_names
     assert_equal %w[spindle puma], runner.names(%w[spindle puma pitchfork]).first(2)
     assert_equal %w[puma pitchfork], runner("--servers", "p*").names(%w[spindle puma pitchfork])

@@ -1,10 +1,8 @@
 # frozen_string_literal: true
 
-require "time"
 require "json"
 require_relative "deadline"
-require_relative "machine"
-require_relative "versions"
+require_relative "run_record"
 require_relative "memory"
 require_relative "stats"
 require_relative "log"
@@ -29,13 +27,10 @@ module Bench
     end
 
     def run
-      started = Time.now
-      source = Versions.spindle_source
-      trials = self.trials
-      { scenario: @scenario.to_record, started_at: started.iso8601, finished_at: Time.now.iso8601,
-        machine: Machine.describe, settings: { quick: @settings.quick, **settings_record },
-        load_generator: Versions.load_generator(1), servers: servers_record, **trials, measurements: [],
-        spindle_source: Versions.source_record(source) }
+      RunRecord.around(@scenario, Versions.load_generator(1)) do
+        trials = self.trials
+        { settings: { quick: @settings.quick, **settings_record }, servers: servers_record, **trials, measurements: [] }
+      end
     end
 
     class << self

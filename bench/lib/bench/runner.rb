@@ -1,11 +1,9 @@
 # frozen_string_literal: true
 
 require "etc"
-require "time"
 require_relative "registry"
 require_relative "server_run"
-require_relative "machine"
-require_relative "versions"
+require_relative "run_record"
 require_relative "bottleneck"
 require_relative "log"
 require_relative "quick_shape"
@@ -29,11 +27,13 @@ module Bench
     end
 
     def run
-      started = Time.now
-      source = Versions.spindle_source
-      servers = describe_servers
-      processes.each { |procs| @settings.rounds.times { |round| run_round(procs, round) } }
-      record(started, servers).merge(spindle_source: Versions.source_record(source))
+      RunRecord.around(@scenario, load_generator) do
+        servers = describe_servers
+        processes.each { |procs| @settings.rounds.times { |round| run_round(procs, round) } }
+        { settings: settings_record, servers: servers, commands: @commands, configs: @configs,
+          unavailable: @unavailable.map { |(name, procs), reason| { server: name, processes: procs, reason: reason } },
+          measurements: @measurements }
+      end
     end
 
     private
@@ -75,16 +75,6 @@ module Bench
         { name: spec.name, family: spec.family, model: spec.model, threaded: spec.threaded,
           version: version, notes: spec.notes }
       end
-    end
-
-    def record(started, servers)
-      {
-        scenario: @scenario.to_record, started_at: started.iso8601, finished_at: Time.now.iso8601,
-        machine: Machine.describe, load_generator: load_generator, settings: settings_record,
-        servers: servers, commands: @commands, configs: @configs,
-        unavailable: @unavailable.map { |(name, procs), reason| { server: name, processes: procs, reason: reason } },
-        measurements: @measurements
-      }
     end
 
     def load_generator
