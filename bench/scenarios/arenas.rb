@@ -3,15 +3,10 @@
 require_relative "../lib/bench/custom_scenario"
 
 module Bench
-  # Issue 4, "What must be shown" #3: the seed's arena test (shared seed 003):
-  # 20 threads each allocating 1,000 × 1,000-character strings in a loop, RSS
-  # sampled over time, with glibc's default arena count (MALLOC_ARENA_MAX
-  # unset), MALLOC_ARENA_MAX=2 (Spindle's default) and jemalloc (Debian's
-  # libjemalloc.so.2 preloaded). Run two ways: the plain seed script
-  # (bench/apps/arenas_seed.rb, a bounded loop count), and as a Spindle app
-  # (bench/apps/arenas.ru, threads engine, 20 threads, wrk -c 20 for a bounded
-  # time, each request one slice of the loop). Configurations interleave
-  # within each round; nothing runs at the same time as anything else.
+  # Issue 4, "What must be shown" #3: the seed's arena test (shared seed 003),
+  # as the plain script and as a Spindle app (the description: below says
+  # how). Configurations interleave within each round; nothing runs at the
+  # same time as anything else.
   class Arenas < CustomScenario
     def self.jemalloc = Dir["/usr/lib/*/libjemalloc.so.2"].first
     SAMPLE_EVERY = 0.1

@@ -5,12 +5,8 @@ require_relative "../lib/bench/custom_scenario"
 require_relative "../lib/bench/refork_servers"
 
 module Bench
-  # Issue 4, "What must be shown" #1: the PR #2099 app, 8 workers, traffic
-  # until every worker has built its own $big, total PSS; refork; traffic until
-  # every worker of the new generation has served; total PSS again. Spindle
-  # (`spindlectl refork`), Puma `fork_worker` (SIGURG to the master: re-forks
-  # workers 1..7 from worker 0) and Pitchfork (USR2 to the monitor: a worker
-  # becomes the new mold), one after another, never at the same time.
+  # Issue 4, "What must be shown" #1 (the description: below says how):
+  # Spindle, Puma `fork_worker` and Pitchfork, one after another.
   class ReforkMemory < CustomScenario
     SERVERS = ReforkServers::SERVERS
     WORKERS = 8

@@ -5,13 +5,9 @@ require_relative "../lib/bench/refork_servers"
 
 module Bench
   # Issue 11, item 1: a second refork never completed (one slot stuck in
-  # `booting`; with one worker, an outage). Spindle only, the hello app, one
-  # wrk load (`Connection: close`, so every worker accepts some) for the whole
-  # run, and five reforks in a row: each is triggered once the previous
-  # generation is complete (every worker of generation g serving and having
-  # served, the mold of generation g, nothing else), with 1 and with 3 workers.
-  # What counts is that every generation completes and that wrk sees no
-  # failed request; the seconds each generation took are recorded beside.
+  # `booting`; with one worker, an outage). Five reforks in a row under load
+  # (the description: below says how); what counts is that every generation
+  # completes and that wrk sees no failed request.
   class ReforkGenerations < CustomScenario
     SERVERS = ReforkServers::SERVERS.slice("spindle")
     GENERATIONS = 5

@@ -4,12 +4,8 @@ require_relative "../lib/bench/custom_scenario"
 require_relative "../lib/bench/refork_servers"
 
 module Bench
-  # Issue 4, "What must be shown" #2: requests per second just before and just
-  # after a refork. The hello app, 2 workers (the machine's 2 cores); wrk runs
-  # back-to-back windows of W seconds on one keep-alive load (-c 16): K windows
-  # before, then the refork is triggered as the first "after" window starts,
-  # then K windows after. Spindle (spindlectl refork), Puma fork_worker
-  # (SIGURG) and Pitchfork (USR2), interleaved over rounds.
+  # Issue 4, "What must be shown" #2 (the description: below says how):
+  # Spindle, Puma `fork_worker` and Pitchfork, interleaved over rounds.
   class ReforkThroughput < CustomScenario
     SERVERS = ReforkServers::SERVERS
     WORKERS = 2
