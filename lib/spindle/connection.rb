@@ -16,8 +16,9 @@ module Spindle
     RACK_INPUT = "rack.input"
 
     attr_reader :io, :requests, :env_template, :outbox, :idle_since
-    # Kept here for Engine::Deadlines: the current deadline, and when the
-    # request's head and body began (per request).
+    # Kept here for Engine::Deadlines, which sets them: the current deadline;
+    # the head's deadline and when the body began (per request, cleared by
+    # #reset_for_next_request).
     attr_accessor :deadline, :head_deadline, :body_started
 
     def initialize(io, config, env_template, outbox)
