@@ -27,6 +27,17 @@ class MailboxTest < Minitest::Test
     @sockets.each(&:close)
   end
 
+  # Connections in the pool count towards --max-connections: away from the
+  # hand-out until they are taken back, or gone (closed, hijacked).
+  def test_connections_are_away_until_taken_back_or_gone
+    3.times { @mailbox.handed_out }
+    assert_equal 3, @mailbox.away
+    Thread.new { @mailbox.post(connection, :keep_alive); @mailbox.gone }.join
+    assert_equal 2, @mailbox.away
+    @mailbox.take { |_conn, _outcome| nil }
+    assert_equal 1, @mailbox.away
+  end
+
   def test_connections_come_back_with_their_outcome
     kept = connection
     closing = connection

@@ -80,6 +80,7 @@ module Spindle
 
       def accept? = true
       def idle? = @set_aside.empty?
+      def away = @set_aside.size
 
       # A descriptor is freed at once: this engine holds idle connections only
       # as spare, and a single thread has no other way to make progress.

@@ -30,6 +30,7 @@ module Spindle
         case @reader.poll(conn)
         when :complete
           @selection.forget(conn)
+          @mailbox.handed_out
           @pool << conn
         when :incomplete then @deadlines.renew(conn)
         when :closed then @selection.forget(conn)
@@ -48,6 +49,7 @@ module Spindle
 
       def accept? = @pool.spare?
       def idle? = @mailbox.empty? && @pool.idle?
+      def away = @mailbox.away
 
       # Pause accepting (SelectorLoop backs off): the connections we have
       # keep being served, and their closing frees descriptors.

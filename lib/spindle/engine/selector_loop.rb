@@ -19,6 +19,8 @@ module Spindle
     #   between_turns(stopping)  # after each select: work handed back, set aside
     #   accept?             # may a new connection come in (the strategy's own reasons)
     #   idle?               # nothing of its own in hand (for the end of a drain)
+    #   away                # open connections it holds outside the selection
+    #                       # (they count towards --max-connections too)
     #   out_of_descriptors(selection, error)  # accept failed with EMFILE/ENFILE: true to pause accepting
     #   close               # the loop ends: close what it still holds
     #
@@ -73,7 +75,7 @@ module Spindle
       def accept(listener)
         @accept_burst.times do
           return @selection.unwatch_listeners unless accept?
-          return unless (victims = @selection.room(@config.max_connections))
+          return unless (victims = @selection.room(limit))
 
           socket = listener.accept_nonblock or return
           @selection.evict(victims)
@@ -101,9 +103,15 @@ module Spindle
       end
 
       def accept?
-        !@stopping && @strategy.accept? && !@budget.over? && !@selection.full?(@config.max_connections) &&
+        !@stopping && @strategy.accept? && !@budget.over? && !@selection.full?(limit) &&
           !(@backing_off && Timeouts.now < @backing_off)
       end
+
+      # What the selection may hold: the cap less the connections away from it
+      # (in the pool, being served). Counting only the selection let the
+      # threads engine pass the cap by a pool's worth, and let a client in
+      # without closing an idle one while its last request was still away.
+      def limit = @config.max_connections - @strategy.away
 
       def balance_accepting
         @backing_off = nil if @backing_off && Timeouts.now >= @backing_off

@@ -74,18 +74,23 @@ module Spindle
         PIPELINE_TURNS.times do
           @budget.wait_for_room
           outcome = @handler.serve(conn)
-          return if outcome == :hijacked
+          return @mailbox.gone if outcome == :hijacked
           return @mailbox.post(conn, outcome) if conn.outbox.pending? # the reactor writes the rest
-          return conn.close if outcome == :close
+          return close(conn) if outcome == :close
           return @mailbox.post(conn, outcome) unless next_request_here?(conn)
         end
         @pool << conn # a complete request is in hand: it queues behind the others
       rescue HTTP::ParseError => e
         @handler.refuse(conn, e)
-        conn.close
+        close(conn)
       rescue StandardError => e
         @log.exception(e, "connection failed")
+        close(conn)
+      end
+
+      def close(conn)
         conn.close
+        @mailbox.gone
       end
     end
   end
