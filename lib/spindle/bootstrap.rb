@@ -20,15 +20,21 @@ module Spindle
 
     module_function
 
-    def run!(groups: [])
-      ENV["BUNDLE_GEMFILE"] ||= File.join(Native::ROOT, "Gemfile")
-      install_gems(groups)
+    # What the stamp of our own bundle watches.
+    OWN_FILES = %w[Gemfile Gemfile.lock spindle-server.gemspec].map { |f| File.join(Native::ROOT, f) }.freeze
+
+    # gemfile: this checkout's own, or one AppBundle wrote to serve an app
+    # under the app's gems; watched: the files whose change means "check the
+    # bundle again", stamp: where the last successful check is remembered.
+    def run!(groups: [], gemfile: OWN_FILES.first, watched: OWN_FILES,
+             stamp: File.join(Native::ROOT, "tmp", "bundle-ok-#{RUBY_VERSION}-#{groups.join('-')}"))
+      ENV["BUNDLE_GEMFILE"] = gemfile
+      install_gems(groups, watched, stamp)
       build_extension
     end
 
-    def install_gems(groups)
-      stamp = File.join(Native::ROOT, "tmp", "bundle-ok-#{RUBY_VERSION}-#{groups.join('-')}")
-      return if fresh?(stamp, %w[Gemfile Gemfile.lock spindle-server.gemspec])
+    def install_gems(groups, watched, stamp)
+      return if fresh?(stamp, watched)
 
       env = groups.empty? ? {} : { "BUNDLE_WITH" => groups.join(":") }
       unless system(env, "bundle", "check", out: File::NULL, err: File::NULL)
@@ -48,13 +54,12 @@ module Spindle
       nil
     end
 
-    # True when stamp is newer than every one of files: nothing changed since the
-    # last successful check, so the slow `bundle check` is skipped.
+    # True when stamp is newer than every one of files (absolute paths): nothing
+    # changed since the last successful check, so the slow `bundle check` is skipped.
     def fresh?(stamp, files)
       return false unless File.exist?(stamp)
 
-      files.map { |f| File.join(Native::ROOT, f) }.select { |f| File.exist?(f) }
-           .all? { |f| File.mtime(f) <= File.mtime(stamp) }
+      files.select { |f| File.exist?(f) }.all? { |f| File.mtime(f) <= File.mtime(stamp) }
     end
 
     # Several servers may start at once (the test suite does): the lock makes
