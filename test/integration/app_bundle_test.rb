@@ -16,6 +16,8 @@ class AppBundleTest < Minitest::Test
     run ->(env) { [200, { "content-type" => "text/plain" }, ["driver #{'#{WebSocket::Driver.name}'}\\n"]] }
   RUBY
 
+  APP_WITHOUT_GEMS = %(run ->(env) { [200, { "content-type" => "text/plain" }, ["path gem\\n"]] }\n)
+
   def setup
     @dir = Dir.mktmpdir("spapp")
     @env = GemSandbox.env
@@ -61,13 +63,26 @@ class AppBundleTest < Minitest::Test
                  process.output.lines.map(&:chomp).grep(/\S/)
   end
 
+  # `gem "spindle-server", path: CLONE` and `bundle exec spindle`: Bundler never
+  # compiles a path gem, so the clone's bin/spindle builds its extension into
+  # the clone's tmp/ext/ (an installed gem never compiles; GemInstallTest).
+  def test_bundle_exec_spindle_with_a_path_gem_on_a_clone_never_built
+    clone = copy_clone
+    env = GemSandbox.env(gem_home: File.join(@dir, "gems"))
+    app = GemSandbox.app(File.join(@dir, "app"), ['source "https://rubygems.org"',
+                                                  %(gem "spindle-server", path: "#{clone}")], APP_WITHOUT_GEMS, env: env)
+    GemSandbox.bundle!(env, "install", "--local", chdir: app)
+    @server = CommandProcess.start([*GemSandbox.bundle_command, "exec", "spindle"], "-b", "unix://#{@dir}/s.sock",
+                                   chdir: app, env: env, unsetenv_others: true)
+    assert_equal "path gem\n", get(@server)
+    assert_equal 1, Dir[File.join(clone, "tmp", "ext", "*", "spindle_http.#{RbConfig::CONFIG['DLEXT']}")].size
+  end
+
   # A path gem pointing at a clone that was never built, started by rackup:
   # the missing extension's LoadError made rackup try rack/handler/spindle and
   # report `cannot load such file -- rack/handler`.
   def test_rackup_from_a_clone_never_built_names_the_missing_extension
-    clone = File.join(@dir, "clone")
-    FileUtils.mkdir_p(clone)
-    %w[bin lib ext Gemfile spindle-server.gemspec].each { |part| FileUtils.cp_r(File.join(ROOT, part), clone) }
+    clone = copy_clone
     env = @env.merge("RUBYOPT" => "-rbundler/setup -I#{clone}/lib", "BUNDLE_GEMFILE" => File.join(ROOT, "Gemfile"),
                      "BUNDLE_WITH" => "test")
     process = CommandProcess.run([RbConfig.ruby, Gem.bin_path("rackup", "rackup")], "-s", "spindle", "-o", "127.0.0.1",
@@ -80,6 +95,14 @@ class AppBundleTest < Minitest::Test
   end
 
   private
+
+  # A clone that was never built: no tmp/.
+  def copy_clone
+    clone = File.join(@dir, "clone")
+    FileUtils.mkdir_p(clone)
+    %w[bin lib ext Gemfile Gemfile.lock spindle-server.gemspec].each { |part| FileUtils.cp_r(File.join(ROOT, part), clone) }
+    clone
+  end
 
   def get(server)
     connection = server.connect
