@@ -23,12 +23,9 @@ module Spindle
     # The app's Gemfile for this command line, or nil when the app has none
     # (or it is ours: examples/, the demo). The app is the rackup file named
     # (an argument ending in .ru), else ./config.ru; its Gemfile is the nearest
-    # one in its directory or above. BUNDLE_GEMFILE, when it names another
-    # Gemfile, wins, as it does for Bundler.
-    def self.find(argv, env: ENV, dir: Dir.pwd)
-      chosen = env["BUNDLE_GEMFILE"].to_s
-      return File.expand_path(chosen, dir) if foreign?(File.expand_path(chosen, dir))
-
+    # one in its directory or above. (A Gemfile BUNDLE_GEMFILE names is used
+    # as it is, by Bootstrap, as Bundler would: Launch does not ask here then.)
+    def self.find(argv, dir: Dir.pwd)
       rackup = argv.find { |arg| arg.end_with?(".ru") && !arg.start_with?("-") }
       rackup ||= "config.ru" if File.file?(File.join(dir, "config.ru"))
       return nil unless rackup

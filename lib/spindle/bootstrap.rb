@@ -23,12 +23,14 @@ module Spindle
     # What the stamp of our own bundle watches.
     OWN_FILES = %w[Gemfile Gemfile.lock spindle-server.gemspec].map { |f| File.join(Native::ROOT, f) }.freeze
 
-    # gemfile: this checkout's own, or one AppBundle wrote to serve an app
-    # under the app's gems; watched: the files whose change means "check the
-    # bundle again", stamp: where the last successful check is remembered.
-    def run!(groups: [], gemfile: OWN_FILES.first, watched: OWN_FILES,
+    # gemfile: one AppBundle wrote to serve an app under the app's gems; when
+    # nil, the one BUNDLE_GEMFILE names (bin/test-ruby3.3 names its own), else
+    # this checkout's. watched: the files whose change means "check the bundle
+    # again"; stamp: where the last successful check is remembered.
+    def run!(groups: [], gemfile: nil, watched: OWN_FILES,
              stamp: File.join(Native::ROOT, "tmp", "bundle-ok-#{RUBY_VERSION}-#{groups.join('-')}"))
-      ENV["BUNDLE_GEMFILE"] = gemfile
+      ENV["BUNDLE_GEMFILE"] = gemfile if gemfile
+      ENV["BUNDLE_GEMFILE"] ||= OWN_FILES.first
       install_gems(groups, watched, stamp)
       build_extension
     end

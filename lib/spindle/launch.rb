@@ -27,6 +27,7 @@ module Spindle
       elsif Native.checkout?
         prepare_checkout(argv)
         require "bundler/setup"
+        check_bundle!
       end
     end
 
@@ -44,10 +45,11 @@ module Spindle
               "(or run #{File.join(Native::ROOT, 'bin', 'spindle')} without bundle exec)")
     end
 
+    # A BUNDLE_GEMFILE other than ours is the user's choice, used as it is.
     def prepare_checkout(argv)
       require_relative "bootstrap"
       require_relative "app_bundle"
-      app_gemfile = AppBundle.find(argv)
+      app_gemfile = AppBundle.find(argv) if ENV["BUNDLE_GEMFILE"].to_s.empty? || own_gemfile?
       return Bootstrap.run! unless app_gemfile
 
       bundle = AppBundle.new(app_gemfile)
@@ -55,6 +57,9 @@ module Spindle
       ENV["BUNDLE_APP_CONFIG"] ||= bundle.app_config if bundle.app_config
       Bootstrap.run!(gemfile: bundle.gemfile, watched: bundle.watched, stamp: bundle.stamp)
     end
+
+    # Inherited from bin/test, or from a shell that ran ours before.
+    def own_gemfile? = File.expand_path(ENV["BUNDLE_GEMFILE"]) == AppBundle::OWN_GEMFILE
 
     def write_app_bundle(bundle)
       bundle.write

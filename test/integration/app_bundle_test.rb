@@ -63,6 +63,19 @@ class AppBundleTest < Minitest::Test
                  process.output.lines.map(&:chomp).grep(/\S/)
   end
 
+  # A Gemfile BUNDLE_GEMFILE names is the user's choice: used as it is, so it
+  # must name Spindle, and the same line says so.
+  def test_a_bundle_gemfile_without_spindle_says_what_to_add
+    app = GemSandbox.app(File.join(@dir, "app"), ['source "https://rubygems.org"', 'gem "websocket-driver"'], APP,
+                         env: @env)
+    process = CommandProcess.run([RbConfig.ruby, SpindleProcess::BIN], "-b", "unix://#{@dir}/s.sock",
+                                 chdir: app, env: @env.merge("BUNDLE_GEMFILE" => File.join(app, "Gemfile")),
+                                 unsetenv_others: true)
+    assert_equal 2, process.status&.exitstatus, process.output
+    assert_match(/\Aspindle: #{Regexp.escape(app)}\/Gemfile does not include Spindle: add `gem "spindle-server", path:/,
+                 process.output)
+  end
+
   # `gem "spindle-server", path: CLONE` and `bundle exec spindle`: Bundler never
   # compiles a path gem, so the clone's bin/spindle builds its extension into
   # the clone's tmp/ext/ (an installed gem never compiles; GemInstallTest).

@@ -19,8 +19,8 @@ module GemSandbox
   module_function
 
   def env(gem_home: nil)
-    env = Bundler.unbundled_env.to_h
-    env.delete("BUNDLE_WITH")
+    # Not even the Gemfile a lane chose before bin/test (bin/test-ruby3.3 does).
+    env = Bundler.unbundled_env.to_h.reject { |name, _| %w[BUNDLE_GEMFILE BUNDLE_WITH].include?(name) }
     return env unless gem_home
 
     env.merge("GEM_HOME" => gem_home, "GEM_PATH" => [gem_home, *MACHINE_GEM_PATH].join(File::PATH_SEPARATOR),

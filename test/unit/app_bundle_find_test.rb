@@ -22,31 +22,23 @@ class AppBundleFindTest < Minitest::Test
   end
 
   def test_the_gemfile_next_to_the_named_rackup_file
-    assert_equal "#{@dir}/app/Gemfile", AppBundle.find(["-w", "2", "#{@dir}/app/config.ru"], env: {}, dir: "/")
+    assert_equal "#{@dir}/app/Gemfile", AppBundle.find(["-w", "2", "#{@dir}/app/config.ru"], dir: "/")
   end
 
   def test_a_gemfile_in_a_parent_directory
     File.write(File.join(@dir, "app", "config", "other.ru"), "run proc {}\n")
-    assert_equal "#{@dir}/app/Gemfile", AppBundle.find(["config/other.ru"], env: {}, dir: "#{@dir}/app")
+    assert_equal "#{@dir}/app/Gemfile", AppBundle.find(["config/other.ru"], dir: "#{@dir}/app")
   end
 
   def test_config_ru_in_the_current_directory
-    assert_equal "#{@dir}/app/Gemfile", AppBundle.find([], env: {}, dir: "#{@dir}/app")
+    assert_equal "#{@dir}/app/Gemfile", AppBundle.find([], dir: "#{@dir}/app")
   end
 
   def test_no_app_gemfile_for_our_examples_the_demo_or_a_bare_rackup_file
-    assert_nil AppBundle.find(["#{ROOT}/examples/hello/config.ru"], env: {}, dir: "/")
-    assert_nil AppBundle.find([], env: {}, dir: @dir) # no config.ru here: the demo
+    assert_nil AppBundle.find(["#{ROOT}/examples/hello/config.ru"], dir: "/")
+    assert_nil AppBundle.find([], dir: @dir) # no config.ru here: the demo
     File.write(File.join(@dir, "bare.ru"), "run proc {}\n")
-    assert_nil AppBundle.find(["#{@dir}/bare.ru"], env: {}, dir: "/") if AppBundle.nearest_gemfile(@dir).nil?
-  end
-
-  # BUNDLE_GEMFILE naming another Gemfile wins, as it does for Bundler; ours
-  # (inherited from bin/test) does not count.
-  def test_bundle_gemfile_names_the_app
-    other = File.join(@dir, "app", "Gemfile")
-    assert_equal other, AppBundle.find([], env: { "BUNDLE_GEMFILE" => other }, dir: "/")
-    assert_nil AppBundle.find([], env: { "BUNDLE_GEMFILE" => File.join(ROOT, "Gemfile") }, dir: @dir)
+    assert_nil AppBundle.find(["#{@dir}/bare.ru"], dir: "/") if AppBundle.nearest_gemfile(@dir).nil?
   end
 
   def test_the_written_gemfile_adds_this_clone_unless_the_app_names_it
