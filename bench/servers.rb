@@ -89,7 +89,7 @@ module Bench
   # The physical ceiling: nginx answering from C with no Ruby at all.
   s.add "nginx", family: :ceiling, runtime: :system, model: "C event loop (ceiling)",
                  version: -> { Versions.command(%w[nginx -v], %r{nginx/(\S+)}) },
-                 notes: "Debian nginx-light; config generated per launch in bench/tmp/",
+                 notes: "Debian nginx; config generated per launch in bench/tmp/",
                  command: lambda { |l|
                    config = l.write("nginx.conf", NginxConfig.render(l, l.scenario.nginx_location(l)))
                    ["nginx", "-c", config, "-e", File.join(l.dir, "error.log")]

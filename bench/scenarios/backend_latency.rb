@@ -1,11 +1,8 @@
 # frozen_string_literal: true
 
 require_relative "../lib/bench/http_load"
-require_relative "../lib/bench/server_spec"
-require_relative "../lib/bench/launch"
-require_relative "../lib/bench/free_port"
-require_relative "../lib/bench/server_process"
-require_relative "../lib/bench/scenario"
+require_relative "../lib/bench/memory"
+require_relative "../lib/bench/wrk_trial"
 require_relative "../lib/bench/report/format"
 
 # BENCHMARKS.md #7 / issue 3: the seed's "Why Not Threads?" table (000_*):
@@ -22,36 +19,26 @@ module Bench
   #
   # The back end is a Spindle fibers process running bench/apps/backend.ru,
   # started once per bench run; it shares the 2 cores with everything else.
-  class BackendLatencyTrial
+  class BackendLatencyTrial < WrkTrial
     REQUESTS = 1000
     CONCURRENCY = 100
     TIME_CAP = 10
     QUICK_REQUESTS = 200 # --quick: a smoke run of the same trial
     QUICK_TIME_CAP = 2
 
-    BACKEND_SPEC = ServerSpec.new(
-      name: "backend", family: :spindle, runtime: :spindle, model: "fibers (the simulated back end)",
-      command: lambda { |l|
-        [RbConfig.ruby, "bin/spindle", "--engine", "fibers", "-b", "tcp://#{l.address}", "-q", l.rackup]
-      }, ready_timeout: 120
-    ).freeze
-
     def self.backend
       @backend ||= begin
-        scenario = Scenario.new(name: "backend", title: "back end", app: "backend.ru", path: "/?ms=0",
-                                expect_body: "OK")
-        launch = Launch.new(spec: BACKEND_SPEC, scenario: scenario, port: FreePort.pick, threads: 1, processes: 1)
-        server = ServerProcess.new(launch)
-        Log.info("starting the back end: #{server.command_line}")
-        server.start
+        target = Scenario.new(name: "backend", app: "backend.ru", path: "/?ms=0", expect_body: "OK")
+        server = Memory.start(name: "backend", runtime: :spindle, target: target, threads: 1) do |l|
+          [RbConfig.ruby, "bin/spindle", "--engine", "fibers", "-b", "tcp://#{l.address}", "-q", l.rackup]
+        end
         at_exit { server.stop }
         server
       end
     end
 
-    def initialize(server:, settings:, scenario:)
-      @server = server
-      @settings = settings
+    def initialize(**)
+      super
       @requests = settings.quick ? QUICK_REQUESTS : REQUESTS
       @time_cap = settings.quick ? QUICK_TIME_CAP : TIME_CAP
     end
@@ -92,7 +79,7 @@ module Bench
       procs = summary.processes.first
       fig = ->(server, d) { summary.figures(procs, d).find { |f| f.server == server } }
       done = lambda do |server, d|
-        ms = summary.record[:measurements].select { |m| !m[:failed] && m[:server] == server && m[:connections] == d }
+        ms = summary.rounds(server, procs, d)
         ms.map { |m| m[:requests] }.minmax.uniq.join("–")
       end
       rows = %w[spindle-blocking spindle-threads spindle-fibers].map do |server|

@@ -16,7 +16,7 @@ module Bench
   #
   # The seed does not give its long query; its blocking times (10 long + 20
   # short in 0.56 s, 10 + 50 in 0.55 s) put it near 50 ms, so LONG = 0.05 s.
-  class PgMixedTrial
+  class PgMixedTrial < WrkTrial
     POOL = 12
     LONG = 0.05
     MULTIPLIERS = [1, 2, 5, 10, 20, 50, 100].freeze
@@ -27,9 +27,8 @@ module Bench
       ENV["BENCH_PG_MIXED_MULTIPLIERS"]&.split(",")&.map { |v| Integer(v) } || (quick ? QUICK_MULTIPLIERS : MULTIPLIERS)
     end
 
-    def initialize(server:, settings:, scenario:)
-      @server = server
-      @settings = settings
+    def initialize(**)
+      super
       @multipliers = self.class.multipliers(settings.quick)
     end
 

@@ -9,14 +9,9 @@ module Bench
   # one request at a time, until REQUESTS are done or the time cap (--duration)
   # passes; the figure is completed requests over the time from the first send
   # to the last response, so nothing in flight at the end is lost.
-  class PgSleepTrial
+  class PgSleepTrial < WrkTrial
     POOL = 10
     REQUESTS = 100
-
-    def initialize(server:, settings:, scenario:)
-      @server = server
-      @settings = settings
-    end
 
     def warm_up(_connections) = PgSupport.warm_pool(@server, POOL)
 
@@ -40,7 +35,7 @@ module Bench
           figures = summary.figures(procs, c)
           blocking = figures.find { |f| f.server == "spindle-blocking" }
           figures.map do |f|
-            ms = summary.record[:measurements].select { |m| !m[:failed] && m[:server] == f.server && m[:connections] == c }
+            ms = summary.rounds(f.server, procs, c)
             [f.server, c, format("%.2f", f.median), "#{format('%.2f', f.min)}–#{format('%.2f', f.max)}",
              format("%.1f %%", 100.0 * f.median / c), blocking ? format("%.2f×", f.median / blocking.median) : "–",
              ms.sum { |m| m[:requests] }, f.errors, f.bad_status,

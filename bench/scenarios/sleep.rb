@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "../lib/bench/wrk_trial"
+require_relative "../lib/bench/child"
 require_relative "../lib/bench/http_probe"
 require_relative "../lib/bench/stats"
 require_relative "../lib/bench/report/format"
@@ -26,19 +27,14 @@ module Bench
     # its requests after wrk has closed their connections) is done; bounded
     # by DRAIN. The wait is recorded.
     def measure(connections)
-      started = now
+      started = Child.now
       ready = HttpProbe.get(@server.launch.host, @server.launch.port, "/ready", timeout: DRAIN)
-      super.merge(idle_wait_s: (now - started).round(2), idle_before: !ready.nil?)
+      super.merge(idle_wait_s: (Child.now - started).round(2), idle_before: !ready.nil?)
     end
 
     private
 
-    def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-
-    def wrk(connections, duration)
-      Wrk.new(server_pid: @server.pgid, url: @server.launch.url(PATH), connections: connections,
-              duration: duration, threads: @settings.wrk_threads, timeout: @settings.wrk_timeout)
-    end
+    def wrk(connections, duration, **options) = super(connections, duration, path: PATH, **options)
   end
 
   module SleepReport
@@ -87,9 +83,7 @@ module Bench
 
     def row(summary, figure, c)
       ceiling = ceiling(summary, figure.server, c)
-      rounds = summary.record[:measurements].select do |m|
-        !m[:failed] && m[:server] == figure.server && m[:processes] == figure.processes && m[:connections] == c
-      end
+      rounds = summary.rounds(figure.server, figure.processes, c)
       mean_s = Stats.median(rounds.map { |m| m[:latency_ms][:mean] / 1000.0 })
       little = mean_s&.positive? ? [c / mean_s, c.to_f].min : nil
       little = nil if figure.server == "spindle-threads" # timeouts drop from wrk's latency: no closed-loop figure

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "minitest/autorun"
+require_relative "support/fake_clock"
 require_relative "../lib/bench"
 
 # A --quick budget (or --deadline) that passes turns the trials not yet
@@ -8,12 +9,6 @@ require_relative "../lib/bench"
 # connection counts not measured in a server run. No server is started here:
 # the runner's server start and the trial are stand-ins.
 class BudgetTest < Minitest::Test
-  class FakeClock
-    attr_accessor :now
-
-    def initialize = @now = 0.0
-    def call = @now
-  end
 
   # Every server "runs" for 20 s of the fake clock and measures nothing.
   class TimedRunner < Bench::Runner

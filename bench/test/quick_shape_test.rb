@@ -1,21 +1,15 @@
 # frozen_string_literal: true
 
 require "minitest/autorun"
+require_relative "support/fake_clock"
 require_relative "../lib/bench"
 
 class QuickShapeTest < Minitest::Test
-  # A clock the test moves by hand.
-  class FakeClock
-    attr_accessor :now
-
-    def initialize = @now = 1000.0
-    def call = @now
-  end
 
   SHAPE = { servers: %w[spindle-threads puma], connections: [64], processes: [1], rounds: 1, budget_s: 30 }.freeze
 
   def setup
-    @clock = FakeClock.new
+    @clock = FakeClock.new(1000.0)
   end
 
   def scenario(quick: SHAPE)

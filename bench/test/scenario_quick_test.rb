@@ -43,6 +43,18 @@ class ScenarioQuickTest < Minitest::Test
     end
   end
 
+  # Only a run that may start a peer installs bench/Gemfile's peers (minutes
+  # of building): a Spindle-only scenario, or --servers 'spindle-*', does not.
+  def test_only_runs_that_start_a_peer_need_the_peers
+    full = Bench::Options.parse(%w[all])
+    spindle_only = Bench::Options.parse(%w[all --servers spindle-*])
+    assert SCENARIOS["hello"].peers?(full)
+    assert SCENARIOS["refork"].peers?(full), "a custom runner's own peers count"
+    refute SCENARIOS["hello"].peers?(spindle_only)
+    refute SCENARIOS["arenas"].peers?(full)
+    refute SCENARIOS["refork-generations"].peers?(full)
+  end
+
   # The run's budget, then one scenario's overrun grace, then stopping its
   # server: `bench/run all --quick` ends within ten minutes whatever happens.
   def test_a_quick_run_is_bounded_by_ten_minutes

@@ -19,6 +19,19 @@ class SvgChartTest < Minitest::Test
     assert_equal 1, REXML::XPath.match(doc, "//rect[@fill='url(#hatch)']").size - 1 # minus the legend sample
   end
 
+  def test_line_panels_share_the_legend_and_draw_markers
+    chart = SvgChart::Lines.new(title: "RSS", y_label: "MB", x_label: "s", note: "a note")
+    chart.panel("one", series: [{ name: "a", points: [[0, 1], [2, 3]] }], markers: [{ x: 1, label: "refork" }])
+    chart.panel("two", series: [{ name: "a", points: [[0, 2]] }, { name: "b", points: [], dashed: true }], y_label: "count")
+    doc = REXML::Document.new(chart.render)
+    texts = REXML::XPath.match(doc, "//text").map(&:text)
+    assert_equal 1, texts.count("a"), "one legend entry per series name"
+    assert_includes texts, "refork"
+    assert_includes texts, "count"
+    assert_includes texts, "a note"
+    assert_equal 2, REXML::XPath.match(doc, "//polyline").size
+  end
+
   def test_ticks_are_round_and_cover_the_maximum
     ticks = SvgChart.ticks(23_400)
     assert_operator ticks.last, :>=, 23_400

@@ -1,16 +1,11 @@
 # frozen_string_literal: true
 
 require "minitest/autorun"
+require_relative "support/fake_clock"
 require_relative "../lib/bench/timing"
 require_relative "../lib/bench/overrun"
 
 class TimingTest < Minitest::Test
-  class FakeClock
-    attr_accessor :now
-
-    def initialize = @now = 0.0
-    def call = @now
-  end
 
   def test_each_scenario_and_the_total
     clock = FakeClock.new

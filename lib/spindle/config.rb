@@ -2,6 +2,7 @@
 
 require_relative "config/options"
 require_relative "config/dsl"
+require_relative "http/parser_limits"
 
 module Spindle
   # The settings one server runs with. Built from defaults, then the config file,
@@ -66,7 +67,7 @@ module Spindle
     def max_threads = threads.last
 
     def parser_limits
-      PARSER_LIMITS.to_h { |name| [name, @values[name]] }
+      HTTP::Parser::LIMITS.to_h { |name| [name, @values[name]] }
     end
 
     def to_h = @values

@@ -23,10 +23,16 @@ module Spindle
 
     def self.names = REGISTRY.keys
 
+    # The one check of an engine's name (Config's --engine uses it too):
+    # returns the name as a String, or raises UnknownEngine.
+    def self.check(name)
+      return name.to_s if REGISTRY.key?(name.to_s)
+
+      raise UnknownEngine, "unknown engine #{name.to_s.inspect} (choose from #{names.join(', ')})"
+    end
+
     def self.fetch(name)
-      path, const = REGISTRY.fetch(name.to_s) do
-        raise UnknownEngine, "unknown engine #{name.to_s.inspect} (choose from #{names.join(', ')})"
-      end
+      path, const = REGISTRY.fetch(check(name))
       require_relative path
       const_get(const)
     end

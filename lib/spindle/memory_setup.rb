@@ -11,24 +11,19 @@ module Spindle
   #
   # Why 2 arenas: glibc gives each thread that contends for malloc its own arena
   # (up to 8 × cores), and memory freed in one arena cannot serve another, so a
-  # threaded Ruby server's RSS creeps up. The seed measured >1 GB with the
-  # default vs 600–700 MB with MALLOC_ARENA_MAX=2 on 20 allocating threads; see
-  # docs/MEMORY.md and docs/benchmarks/arenas.md for ours.
+  # threaded server's RSS creeps up while its live heap stays the same.
+  # Measurements: docs/MEMORY.md.
   module MemorySetup
     JEMALLOC_PATHS = ["/usr/lib/*/libjemalloc.so.2", "/usr/lib/libjemalloc.so.2"].freeze
     DONE = "SPINDLE_MEMORY_SET"
     # Ruby's heap settings for --lean-heap. A worker's first GCs after a
     # refork find the mold's compacted heap nearly full; with the default 20 %
-    # minimum free ratio each worker then grows the heap by pages of its own,
-    # and fills free slots scattered across shared pages, copying them. 2 %,
-    # with growth capped, keeps workers in the pages they share: the refork
-    # bench measured worker PSS -65 % with the defaults and -75 % with these.
-    # And fewer major GCs: a worker's first major after a refork writes the
-    # GC's mark stack, which it shares with the mold (80 MB on the
-    # refork bench's app). Ruby's 16 MB "oldmalloc" floor is below what a busy
-    # worker mallocs between two minor GCs, so fresh workers ran majors by
-    # oldmalloc within seconds; from a 64 MB floor they ran none in 40,000
-    # requests (docs/REFORKING.md, "What stays private").
+    # minimum free ratio each worker would grow the heap by pages of its own
+    # and fill free slots scattered across shared pages, copying them. 2 %,
+    # with growth capped, keeps workers in the pages they share. The 64 MiB
+    # oldmalloc floor keeps a busy worker from running major GCs (which write
+    # the mark stack it shares with the mold) within seconds of a refork.
+    # Measurements: docs/REFORKING.md, "The lean heap".
     LEAN_HEAP = { "RUBY_GC_HEAP_FREE_SLOTS_MIN_RATIO" => "0.02",
                   "RUBY_GC_HEAP_GROWTH_MAX_SLOTS" => "100000",
                   "RUBY_GC_OLDMALLOC_LIMIT" => (64 * 1024 * 1024).to_s }.freeze

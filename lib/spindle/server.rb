@@ -8,12 +8,12 @@ require_relative "single_restart"
 require_relative "file_limit"
 
 module Spindle
-  # One serving process: listeners, an engine and its handler. Alone (no
-  # workers) it also owns the signals (see Signals): TERM and INT drain (stop
-  # accepting, let in-flight requests finish within shutdown_timeout), QUIT
-  # drains with no limit, a second stop signal stops at once, USR2 restarts
-  # (SingleRestart). In cluster mode a Worker drives the same object and owns
-  # the signals.
+  # One serving process: listeners, an engine and its handler, and the
+  # signals that stop it (Signals). Alone (no workers) #run drives it with
+  # Signals::SINGLE: TERM and INT drain (stop accepting, let in-flight
+  # requests finish within shutdown_timeout), QUIT drains with no limit, a
+  # second stop signal stops at once, USR2 restarts (SingleRestart). In
+  # cluster mode a Worker drives the same object with Signals::WORKER.
   class Server
     attr_reader :listeners, :handler
 
@@ -25,6 +25,7 @@ module Spindle
       @listeners = listeners
       @multiprocess = multiprocess
       @restartable = restartable
+      @bound = false
     end
 
     # Opens the listeners, or takes over those of the process that restarted
@@ -32,6 +33,7 @@ module Spindle
     def bind
       inherited = SingleRestart.inherited_listeners if @restartable
       @listeners = inherited || @config.binds.map { |uri| Listener.open(uri, backlog: @config.backlog) }
+      @bound = true
       self
     rescue Listener::Error
       close_listeners
@@ -54,13 +56,13 @@ module Spindle
     def run
       prepare
       @restart = SingleRestart.new(@log, @listeners, command_line: @restartable)
-      install_signals
+      install_signals(Signals::SINGLE)
       @log.announce(startup_line)
       SingleRestart.tell_predecessor(@log) if @restartable
       serve
       @log.info("spindle: stopped")
     ensure
-      close_listeners(unlink: !@restart&.handed_over?)
+      close_listeners(unlink: owns_socket_files?)
     end
 
     def serve = @engine.run
@@ -89,15 +91,16 @@ module Spindle
       @listeners.each { |l| l.close(unlink: unlink) }
     end
 
-    private
-
-    def install_signals
-      Signals.new(@log)
+    # table: Signals::SINGLE or Signals::WORKER. Returns the Signals.
+    def install_signals(table)
+      Signals.new(table, @log)
              .on_stop { |how| drain(how == :timed ? @config.shutdown_timeout : nil) }
              .on_force { force_exit }
              .on_restart { @restart.start }
              .install
     end
+
+    private
 
     # The most connections this process may hold: hybrid caps each loop.
     def connection_capacity
@@ -111,8 +114,14 @@ module Spindle
     end
 
     def force_exit
-      close_listeners(unlink: !@restart&.handed_over?)
+      close_listeners(unlink: owns_socket_files?)
       exit!(1)
     end
+
+    # A unix socket's file belongs to the process that bound it, until a
+    # successor (USR2) shares it. A worker's listeners are its master's: a
+    # worker whose drain runs out of time must leave the file to the master
+    # and the other workers still serving on it.
+    def owns_socket_files? = @bound && !@restart&.handed_over?
   end
 end

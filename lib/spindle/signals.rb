@@ -1,34 +1,56 @@
 # frozen_string_literal: true
 
-module Spindle
-  # The signals of a process serving alone (no -w). Every signal a Puma or
-  # Unicorn operator might send has a meaning here, because the kernel's
-  # defaults are harsh: USR1, USR2 and HUP would end the process with no log
-  # line, and TTIN or TTOU would suspend it (state T) while clients wait.
-  #
-  # The trap handlers only write the signal's code to a pipe (nothing else is
-  # safe in a trap); a watcher thread reads it and acts. WINCH is left at its
-  # default, which ignores it: a terminal resize is no command. The table in
-  # docs/SIGNALS.md says the same as these constants.
-  class Signals
-    # Drain: TERM and INT within --shutdown-timeout, QUIT with no limit. Any
-    # stop signal after the first exits at once.
-    STOP = { "TERM" => :timed, "INT" => :timed, "QUIT" => :unlimited }.freeze
-    RESTART = "USR2"
-    # Logged and ignored; each line says what to send instead.
-    IGNORED = {
-      "HUP" => "HUP ignored: no log file to reopen and no config to reload in a single process; " \
-               "USR2 restarts it with new code",
-      "USR1" => "USR1 ignored: a phased restart needs workers (-w); USR2 restarts a single process",
-      "TTIN" => "TTIN ignored: adding a worker needs cluster mode (-w)",
-      "TTOU" => "TTOU ignored: removing a worker needs cluster mode (-w)",
-    }.freeze
-    HANDLED = [*STOP.keys, RESTART, *IGNORED.keys].freeze
+require_relative "signal_queue"
 
-    def initialize(log)
+module Spindle
+  # The signals of a process that serves requests: alone (no -w) or as a
+  # cluster worker. Both take them the same way (SignalQueue: the trap only
+  # queues, a watcher thread acts) and differ only in their table below; the
+  # master has its own reader (Cluster::Master#dispatch). docs/SIGNALS.md
+  # says the same as these tables.
+  #
+  # What an entry means:
+  #   :drain           stop accepting, finish in-flight requests within
+  #                    --shutdown-timeout
+  #   :drain_unlimited the same with no time limit
+  #   :restart         USR2: restart in place with new code (SingleRestart)
+  #   a String         log it and carry on: it says what to send instead
+  #   :ignore          nothing: the kernel discards it, no thread wakes
+  # Any stop signal after the first exits at once.
+  class Signals
+    # Alone, every signal a Puma or Unicorn operator might send has a meaning,
+    # because the kernel's defaults are harsh: USR1, USR2 and HUP would end the
+    # process with no log line, and TTIN or TTOU would suspend it (state T)
+    # while clients wait. WINCH keeps its default, which ignores it: a terminal
+    # resize is no command.
+    SINGLE = {
+      TERM: :drain, INT: :drain, QUIT: :drain_unlimited, USR2: :restart,
+      HUP: "HUP ignored: no log file to reopen and no config to reload in a single process; " \
+           "USR2 restarts it with new code",
+      USR1: "USR1 ignored: a phased restart needs workers (-w); USR2 restarts a single process",
+      TTIN: "TTIN ignored: adding a worker needs cluster mode (-w)",
+      TTOU: "TTOU ignored: removing a worker needs cluster mode (-w)",
+    }.freeze
+
+    # A worker obeys only stop signals; the others are the master's commands.
+    # A worker starts life with the master's trap handlers (fork copies them),
+    # so every signal the master traps is listed here: none may run a
+    # master's handler in a worker.
+    WORKER = {
+      TERM: :drain, INT: :drain, QUIT: :drain_unlimited,
+      USR1: :ignore, USR2: :ignore, TTIN: :ignore, TTOU: :ignore, HUP: :ignore,
+    }.freeze
+
+    STOPS = { drain: :timed, drain_unlimited: :unlimited }.freeze
+
+    def initialize(table, log)
+      @table = table
       @log = log
       @stopping = false
     end
+
+    # Whether a stop signal came: a worker told to become the mold exits instead.
+    def stopping? = @stopping
 
     # The block gets :timed or :unlimited.
     def on_stop(&block)
@@ -47,36 +69,30 @@ module Spindle
     end
 
     def install
-      reader, writer = IO.pipe
-      HANDLED.each_with_index do |name, code|
-        byte = code.chr
-        Signal.trap(name) { writer.write_nonblock(byte, exception: false) }
-      end
-      Thread.new { watch(reader) }
+      ignored, queued = @table.keys.partition { |name| @table[name] == :ignore }
+      ignored.each { |name| Signal.trap(name, "IGNORE") }
+      SignalQueue.new.trap(queued).watch { |name| act(name) }
       self
     end
 
     private
 
-    def watch(reader)
-      loop { act(HANDLED.fetch(reader.read(1).ord)) }
-    end
-
     # One failed action must not end the watcher: later signals still count.
     def act(name)
-      if STOP.key?(name) then stop(name)
-      elsif name == RESTART then restart
-      else @log.info("spindle: #{IGNORED.fetch(name)}")
+      action = @table.fetch(name)
+      if STOPS.key?(action) then stop(action)
+      elsif action == :restart then restart
+      else @log.info("spindle: #{action}")
       end
     rescue StandardError => e
       @log.exception(e, "handling #{name} failed")
     end
 
-    def stop(name)
+    def stop(action)
       return @on_force.call if @stopping
 
       @stopping = true
-      @on_stop.call(STOP.fetch(name))
+      @on_stop.call(STOPS.fetch(action))
     end
 
     def restart

@@ -25,7 +25,7 @@ class ClientResetsTest < SpindleIntegrationTest
       last = nil
       # At most the baseline: a leak adds descriptors or threads; something
       # transient at the baseline (a closing socket) may be gone by now.
-      wait_until("descriptors and threads back to #{baseline}") do
+      wait_until("descriptors and threads back to #{baseline}", deadline: 15, interval: 0.1) do
         (last = counts(app)).zip(baseline).all? { |now, before| now <= before }
       end
     rescue Minitest::Assertion
@@ -53,20 +53,12 @@ class ClientResetsTest < SpindleIntegrationTest
 
   def wait_for_stable_counts(app)
     previous = counts(app)
-    wait_until("counts stable") do
+    wait_until("counts stable", deadline: 15, interval: 0.1) do
       current = counts(app)
       stable = current == previous
       previous = current
       stable
     end
     previous
-  end
-
-  def wait_until(what, deadline: 15)
-    limit = Process.clock_gettime(Process::CLOCK_MONOTONIC) + deadline
-    until yield
-      flunk "#{what}: not reached within #{deadline}s" if Process.clock_gettime(Process::CLOCK_MONOTONIC) > limit
-      sleep 0.1
-    end
   end
 end

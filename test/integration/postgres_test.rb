@@ -31,7 +31,7 @@ module PostgresContract
     app = start_app(pool: N)
     hold_lock do
       clients = Array.new(N) { get(app, "/wait?key=#{@lock_key}") }
-      wait_until { waiting_backends == N }
+      wait_until("#{N} backends waiting on the lock", deadline: DEADLINE, interval: 0.02) { waiting_backends == N }
       release_lock
       clients.each { |c| assert_equal 200, c.read_response.status }
     end
@@ -41,7 +41,7 @@ module PostgresContract
     app = start_app(pool: 2)
     hold_lock do
       clients = Array.new(4) { get(app, "/wait?key=#{@lock_key}") }
-      wait_until { waiting_backends == 2 }
+      wait_until("2 backends waiting on the lock", deadline: DEADLINE, interval: 0.02) { waiting_backends == 2 }
       # Two requests hold the pool's connections and two wait for one; the loop
       # must still answer a request that needs no database.
       assert_equal 200, get(app, "/ping").read_response.status
@@ -55,7 +55,7 @@ module PostgresContract
     app = start_app(pool: 2)
     assert_equal 200, get(app, "/now").read_response.status
     @db.exec_params("select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1", [APP_NAME])
-    wait_until { app_backends.zero? }
+    wait_until("no backend of the app left", deadline: DEADLINE, interval: 0.02) { app_backends.zero? }
     assert_equal 200, get(app, "/now").read_response.status
   end
 
@@ -96,15 +96,6 @@ module PostgresContract
   def app_backends
     @db.exec_params("select count(*) from pg_stat_activity where application_name = $1",
                     [APP_NAME]).getvalue(0, 0).to_i
-  end
-
-  # Polls a condition until it holds or the deadline passes (a bound on a hang).
-  def wait_until
-    limit = Process.clock_gettime(Process::CLOCK_MONOTONIC) + DEADLINE
-    until yield
-      flunk "condition not reached within #{DEADLINE}s" if Process.clock_gettime(Process::CLOCK_MONOTONIC) > limit
-      sleep 0.02
-    end
   end
 end
 

@@ -4,12 +4,15 @@ require "json"
 require "socket"
 require "tmpdir"
 require_relative "spindle_process"
+require_relative "waiting"
 
 # Cluster tests: start a master with a control socket, ask it for stats, wait for
 # conditions with deadlines, and put continuous load on it while counting every
 # failed request.
 module ClusterHelpers
-  DEADLINE = 30
+  include Waiting
+
+  DEADLINE = Waiting::DEADLINE
 
   def start_cluster(*args, workers: 2, env: {})
     @control = File.join(Dir.mktmpdir("spindle-cluster"), "control.sock")
@@ -27,17 +30,6 @@ module ClusterHelpers
   def stats = control("stats")
 
   def serving_workers = stats["workers"].select { |w| w["state"] == "serving" }
-
-  def wait_until(what, deadline: DEADLINE)
-    limit = Process.clock_gettime(Process::CLOCK_MONOTONIC) + deadline
-    loop do
-      result = yield
-      return result if result
-      flunk "#{what}: not reached within #{deadline}s" if Process.clock_gettime(Process::CLOCK_MONOTONIC) > limit
-
-      sleep 0.05
-    end
-  end
 
   # Processes of the test's server (its process group) that are masters: a
   # master not yet past its boot still shows its command line.

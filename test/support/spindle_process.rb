@@ -7,6 +7,7 @@ require "timeout"
 require "tmpdir"
 require "fileutils"
 require_relative "http_client"
+require_relative "waiting"
 
 # One real `bin/spindle` process, started the way an operator starts it.
 #
@@ -113,7 +114,7 @@ class SpindleProcess
   # Waits for the start-up line; raises StartError (with everything the
   # process printed) if it exits first or says nothing within the deadline.
   def wait_for_start(deadline = START_DEADLINE)
-    outcome = wait_until(deadline) { start_line_match || (@status && :exited) }
+    outcome = wait_for_state(deadline) { start_line_match || (@status && :exited) }
     case outcome
     when MatchData
       @start_line = outcome[0].chomp
@@ -163,7 +164,7 @@ class SpindleProcess
 
   # Waits until the output matches +pattern+; returns the MatchData or nil.
   def wait_for_output(pattern, deadline: HttpClient::DEFAULT_DEADLINE)
-    wait_until(deadline) { pattern.match(text(@output)) }
+    wait_for_state(deadline) { pattern.match(text(@output)) }
   end
 
   def alive?
@@ -193,7 +194,7 @@ class SpindleProcess
   # the Process::Status, or nil if it is still running at the deadline.
   def wait_for_exit(deadline = EXIT_DEADLINE)
     limit = clock + deadline
-    status = wait_until(deadline) { @status }
+    status = wait_for_state(deadline) { @status }
     return nil unless status
 
     # Output written just before exit is still in the pipes; take all of it.
@@ -262,7 +263,7 @@ class SpindleProcess
   # Blocks on the condition variable until the block returns a truthy value
   # or the deadline passes (then returns nil). Every state change signals it.
   # The block runs with @lock held.
-  def wait_until(deadline)
+  def wait_for_state(deadline)
     limit = clock + deadline
     @lock.synchronize do
       loop do
@@ -384,6 +385,8 @@ end
 # - Connections, rendezvous and servers a test opens are closed and killed
 #   after it, whatever happened.
 class SpindleIntegrationTest < Minitest::Test
+  include Waiting
+
   PHASE_TIMEOUT = Float(ENV.fetch("SPINDLE_TEST_TIMEOUT", "60"))
   APPS = File.join(SpindleProcess::ROOT, "test", "support", "apps")
   LOOPBACK = "tcp://127.0.0.1:0"

@@ -25,6 +25,16 @@ class ConfigOptionsTest < Minitest::Test
     assert_raises(Config::Error) { Spindle::CLI.new.parse(["--backlog", "nil"]) }
   end
 
+  # One check of engine names (Engine.check): the option and Engine.fetch
+  # refuse with the same words.
+  def test_an_unknown_engine_is_refused_by_the_option_as_by_the_registry
+    error = assert_raises(Config::Error) { Spindle::CLI.new.parse(["--engine", "warp"]) }
+    assert_equal 'unknown engine "warp" (choose from blocking, threads, fibers, hybrid)', error.message
+    registry = assert_raises(Spindle::Engine::UnknownEngine) { Spindle::Engine.fetch("warp") }
+    assert_equal error.message, registry.message
+    assert_equal "fibers", Spindle::CLI.new.parse(["--engine", "fibers"])[:engine]
+  end
+
   # Item 19: ports are 16 bits; 0 asks the kernel for a free one.
   def test_port_range
     assert_equal 0, Spindle::CLI.new.parse(["-p", "0"])[:port]

@@ -5,14 +5,14 @@ require "json"
 require "socket"
 require "tmpdir"
 require "spindle/cluster/control_server"
-require_relative "../support/cluster_helpers"
+require_relative "../support/waiting"
 
 # The control endpoint in-process, on real sockets, with a plain queue and a
 # thread standing in for the master loop. Each attack from issue #11 item 5
 # is here: garbage lines, clients that vanish, clients that say nothing, and
 # lines without end. After each, another client must still be served.
 class ControlServerTest < Minitest::Test
-  include ClusterHelpers # wait_until
+  include Waiting
 
   ControlServer = Spindle::Cluster::ControlServer
   TOKEN = "s3cret"

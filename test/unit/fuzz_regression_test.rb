@@ -27,9 +27,12 @@ class FuzzRegressionTest < Minitest::Test
   end
 
   # Compiles harness.c + replay.c + the parser into tmp/fuzz/, with ASan and
-  # UBSan when the compiler can link them.
+  # UBSan when the compiler can link them. The name carries the compiler's
+  # version: the Ruby 3.3 lane (bin/test-ruby3.3) shares this checkout from a
+  # newer Debian, whose build would not run here (a newer glibc), nor ours there.
   def self.build_replayer
-    exe = File.join(ROOT, "tmp", "fuzz", "replay")
+    version, = Open3.capture2e("cc", "-dumpfullversion")
+    exe = File.join(ROOT, "tmp", "fuzz", "replay-cc#{version.strip}")
     return exe if File.exist?(exe) && SOURCES.all? { |f| File.mtime(f) <= File.mtime(exe) }
 
     FileUtils.mkdir_p(File.dirname(exe))

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "tempfile"
+require_relative "child"
 
 module Bench
   # Runs a short command to completion with a deadline, capturing its output
@@ -14,28 +15,12 @@ module Bench
     def capture(env, argv, timeout:, chdir: Dir.pwd)
       Tempfile.create("bench-cmd") do |out|
         pid = Process.spawn(env, *argv, chdir: chdir, out: out, err: out, in: File::NULL, pgroup: true)
-        status = wait(pid, timeout)
+        status = Child.wait(pid, timeout, every: 0.05)
         out.rewind
         Result.new(ok: status&.success? || false, output: out.read)
       end
     rescue SystemCallError => e
       Result.new(ok: false, output: e.message)
-    end
-
-    # Waits for pid until the deadline; past it, kills the command's own
-    # process group and returns nil.
-    def wait(pid, timeout)
-      deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + timeout
-      loop do
-        _, status = Process.wait2(pid, Process::WNOHANG)
-        return status if status
-        break if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
-
-        sleep 0.05
-      end
-      Process.kill(:KILL, -pid)
-      Process.wait(pid)
-      nil
     end
   end
 end

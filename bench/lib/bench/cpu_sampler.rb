@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "proc_stat"
+require_relative "child"
 
 module Bench
   # Samples CPU use while wrk runs: wrk's own process, the server's process
@@ -30,7 +31,7 @@ module Bench
     # after wrk is gone is dropped: it would count no wrk time.
     def sample
       wrk = ProcStat.process_ticks(@wrk_pid) or return
-      taken = Sample.new(now, wrk, ProcStat.tree_ticks(@server_pid), *ProcStat.machine_ticks)
+      taken = Sample.new(Child.now, wrk, ProcStat.tree_ticks(@server_pid), *ProcStat.machine_ticks)
       @first ||= taken
       @last = taken
     end
@@ -54,6 +55,5 @@ module Bench
       @last.server.sum { |pid, ticks| ticks - @first.server.fetch(pid, 0) }
     end
 
-    def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
   end
 end

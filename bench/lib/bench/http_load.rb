@@ -4,6 +4,7 @@ require "net/http"
 require_relative "cpu_sampler"
 require_relative "wrk"
 require_relative "stats"
+require_relative "child"
 
 module Bench
   # A closed-loop HTTP client inside the bench process, for scenarios whose
@@ -37,18 +38,18 @@ module Bench
       lock = Mutex.new
       stats = { latencies: [], bad: 0, errors: Hash.new(0), done: 0 }
       sampler = @server_pid && CpuSampler.new(wrk_pid: Process.pid, server_pid: @server_pid)
-      start = now
+      start = Child.now
       stop_at = start + @time_cap
       sampling = sampler && Thread.new { loop { sampler.sample; sleep Wrk::SAMPLE_EVERY } }
       workers = Array.new([@concurrency, sessions.size].min) do
         Thread.new do
-          while now < stop_at && (session = queue.pop)
+          while Child.now < stop_at && (session = queue.pop)
             run_session(session, lock, stats)
           end
         end
       end
       join(workers, stop_at + @read_timeout * 2)
-      seconds = now - start
+      seconds = Child.now - start
       sampling&.kill
       sampler&.sample
       Result.new(requests: stats[:latencies].size, seconds: seconds, latencies: stats[:latencies],
@@ -82,9 +83,9 @@ module Bench
       http.read_timeout = @read_timeout
       http.start do
         paths.each do |path|
-          t0 = now
+          t0 = Child.now
           response = http.request(Net::HTTP::Get.new(path))
-          elapsed = now - t0
+          elapsed = Child.now - t0
           lock.synchronize do
             stats[:latencies] << elapsed
             stats[:bad] += 1 if response.code.to_i >= 400
@@ -102,11 +103,10 @@ module Bench
 
     def join(threads, deadline)
       threads.each do |t|
-        left = deadline - now
+        left = deadline - Child.now
         t.kill unless left.positive? && t.join(left)
       end
     end
 
-    def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
   end
 end

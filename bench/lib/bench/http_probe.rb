@@ -2,6 +2,7 @@
 
 require "socket"
 require "io/wait"
+require_relative "child"
 
 module Bench
   # One plain HTTP/1.1 GET to 127.0.0.1 with a deadline, used to tell when a
@@ -14,7 +15,7 @@ module Bench
 
     # The response, or nil when nothing complete arrived within timeout.
     def get(host, port, path, timeout: 1.0)
-      deadline = now + timeout
+      deadline = Child.now + timeout
       Socket.tcp(host, port, connect_timeout: timeout) do |socket|
         socket.write("GET #{path} HTTP/1.1\r\nHost: #{host}:#{port}\r\nConnection: close\r\n\r\n")
         parse(read_all(socket, deadline))
@@ -26,7 +27,7 @@ module Bench
     def read_all(socket, deadline)
       data = +""
       loop do
-        left = deadline - now
+        left = deadline - Child.now
         return nil if left <= 0 || !socket.wait_readable(left)
 
         chunk = socket.read_nonblock(16_384, exception: false)
@@ -62,6 +63,5 @@ module Bench
       out
     end
 
-    def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
   end
 end

@@ -8,11 +8,11 @@ require "io/wait"
 require_relative "paths"
 require_relative "proc_stat"
 require_relative "server_spec"
-require_relative "launch"
-require_relative "free_port"
 require_relative "server_process"
-require_relative "command"
 require_relative "log"
+require_relative "child"
+require_relative "wrk_trial"
+require_relative "wrk"
 
 module Bench
   # What the memory scenarios (refork, refork-rps, arenas, leak) share: memory
@@ -68,36 +68,30 @@ module Bench
       end
     end
 
-    def mb(bytes) = bytes && (bytes / 1048576.0).round(1)
+    # Sums over a server's whole process tree (root, its descendants, its
+    # group): resident set in KiB, open descriptors, threads.
+    def tree_rss_kib(root) = tree_sum(root) { |pid| File.read("/proc/#{pid}/status")[/^VmRSS:\s+(\d+)/, 1].to_i }
+    def tree_fds(root) = tree_sum(root) { |pid| Dir.children("/proc/#{pid}/fd").size }
+    def tree_threads(root) = tree_sum(root) { |pid| Dir.children("/proc/#{pid}/task").size }
 
-    def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-
-    # Polls the block until it returns a truthy value or the deadline passes
-    # (then nil): never a bare sleep.
-    def wait_for(timeout, every: 0.25)
-      deadline = now + timeout
-      loop do
-        value = yield
-        return value if value
-        return nil if now > deadline
-
-        sleep every
+    def tree_sum(root)
+      ProcStat.tree_ticks(root).keys.sum do |pid|
+        yield pid
+      rescue Errno::ENOENT, Errno::ESRCH, Errno::EACCES
+        0 # gone since the tree was read
       end
     end
 
-    # What a Launch needs of a scenario, for starts outside the registry.
-    Target = Struct.new(:name, :app, :path, :expect_body, :env, keyword_init: true) do
-      def rackup = File.join(Paths::APPS, app)
-    end
+    def mb(bytes) = bytes && (bytes / 1048576.0).round(1)
 
-    # Starts a server from an argv built here (not from the registry): same
-    # environment, process group, readiness check and stop as every start.
-    # runtime: :spindle or :peers. Returns the started ServerProcess.
+    # Starts a server from an argv built by the block (not from the
+    # registry): same environment, process group, readiness check and stop as
+    # every start. target: a Bench::Scenario (its app, path, expected body and
+    # env); runtime: :spindle or :peers. Returns the started ServerProcess.
     def start(name:, runtime:, target:, processes: 1, threads: 5, ready_timeout: 120, &command)
       spec = ServerSpec.new(name: name, family: runtime == :spindle ? :spindle : :peer, runtime: runtime,
                             command: command, ready_timeout: ready_timeout)
-      launch = Launch.new(spec: spec, scenario: target, port: FreePort.pick, threads: threads, processes: processes)
-      server = ServerProcess.new(launch)
+      server = ServerProcess.for(spec: spec, scenario: target, threads: threads, processes: processes)
       Log.info("starting #{name}: #{server.command_line}")
       server.start
     end
@@ -114,64 +108,22 @@ module Bench
       end
     end
 
-    # bin/spindlectl --json COMMAND against a unix control socket.
-    def spindlectl(socket, command, timeout: 20)
-      env = { "BUNDLE_GEMFILE" => Paths::SERVER_GEMFILE, "RUBYOPT" => nil }
-      result = Command.capture(env, [RbConfig.ruby, "bin/spindlectl", "--control", "unix://#{socket}", "--json", command],
-                               timeout: timeout, chdir: Paths::ROOT)
-      raise "spindlectl #{command} failed: #{result.output.strip[0, 300]}" unless result.ok
-
-      JSON.parse(result.output)
+    # A wrk run for the memory scenarios: 1 thread, no CPU sampling; figures
+    # as their records keep them (socket errors as wrk prints them, nil: none).
+    def wrk(url, connections:, duration:, headers: [], timeout: 10)
+      Wrk.new(server_pid: nil, url: url, connections: connections, duration: duration, threads: 1, timeout: timeout, headers: headers)
     end
 
-    # A wrk run against 127.0.0.1 in the background, bounded by its duration
-    # (and killed 20 s past it by #finish). Returns the pid.
-    def wrk_spawn(url, connections:, duration:, headers: [], timeout: 10, log: File::NULL)
-      raise ArgumentError, "not a loopback URL: #{url}" unless url.start_with?("http://127.0.0.1:")
-
-      argv = ["wrk", "-t", "1", "-c", connections.to_s, "-d", "#{duration}s", "--timeout", "#{timeout}s",
-              *headers.flat_map { |h| ["-H", h] }, url]
-      pid = Process.spawn(*argv, out: log, err: log, in: File::NULL, pgroup: true)
-      [pid, argv]
+    def wrk_run(url, **options)
+      run = wrk(url, **options).run
+      wrk_figures(run.result).merge(wrk: WrkTrial.command_line(run.argv))
     end
 
-    def wrk_finish(pid, duration)
-      deadline = now + duration + 20
-      until now > deadline
-        _, status = Process.wait2(pid, Process::WNOHANG)
-        return status if status
-
-        sleep 0.1
-      end
-      wrk_kill(pid)
-      nil
-    end
-
-    def wrk_kill(pid)
-      Process.kill(:KILL, -pid)
-      Process.wait(pid)
-    rescue Errno::ESRCH, Errno::ECHILD
-      nil
-    end
-
-    # wrk's own summary (Requests/sec, totals) from its plain output.
-    def wrk_parse(text)
-      {
-        requests: text[/(\d+) requests in/, 1]&.to_i,
-        requests_per_sec: text[/Requests\/sec:\s+([\d.]+)/, 1]&.to_f,
-        socket_errors: text[/Socket errors: (.*)$/, 1],
-        non_2xx: text[/Non-2xx or 3xx responses: (\d+)/, 1].to_i
-      }
-    end
-
-    # One bounded wrk run in the foreground; returns wrk_parse's figures.
-    def wrk_run(url, connections:, duration:, headers: [], timeout: 10)
-      out = File.join(Paths::TMP, "memory-wrk-#{Process.pid}.txt")
-      File.open(out, "w") do |log|
-        pid, argv = wrk_spawn(url, connections: connections, duration: duration, headers: headers, timeout: timeout, log: log)
-        wrk_finish(pid, duration)
-        return wrk_parse(File.read(out)).merge(wrk: argv.join(" ").sub(%r{127\.0\.0\.1:\d+}, "127.0.0.1:PORT"))
-      end
+    def wrk_figures(r)
+      errors = %i[connect read write].map { |k| [k, r[:"#{k}_errors"]] } + [[:timeout, r[:timeouts]]]
+      { requests: r[:requests], requests_per_sec: (r[:requests] / (r[:duration_us] / 1e6)).round(2),
+        socket_errors: errors.all? { |_, n| n.zero? } ? nil : errors.map { |k, n| "#{k} #{n}" }.join(", "),
+        non_2xx: r[:status_errors] }
     end
   end
 end

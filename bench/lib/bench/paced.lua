@@ -6,7 +6,9 @@
 -- connection became free is "late" (the server, or wrk, could not keep up);
 -- late sends and the worst lateness are reported, since wrk measures latency
 -- from the actual send (coordinated omission shows up there, not in p99).
--- Prints the BENCH_RESULT line of wrk_report.lua plus the pacing counters.
+-- Prints the BENCH_RESULT line of wrk_report.lua (loaded from beside this
+-- file) plus the pacing counters.
+dofile(debug.getinfo(1, "S").source:match("^@(.*/)") .. "wrk_report.lua")
 local ffi = require("ffi")
 ffi.cdef[[
   typedef struct { long tv_sec; long tv_nsec; } bench_timespec;
@@ -51,14 +53,5 @@ done = function(summary, latency, requests)
     l = l + thread:get("late")
     m = math.max(m, thread:get("max_late_ms"))
   end
-  local e = summary.errors
-  io.write(string.format(
-    'BENCH_RESULT {"requests":%d,"duration_us":%d,"bytes":%d,' ..
-    '"connect_errors":%d,"read_errors":%d,"write_errors":%d,"status_errors":%d,"timeouts":%d,' ..
-    '"p50_us":%d,"p90_us":%d,"p99_us":%d,"p999_us":%d,"max_us":%d,"mean_us":%.1f,' ..
-    '"paced_sent":%d,"paced_late":%d,"paced_max_late_ms":%.1f}\n',
-    summary.requests, summary.duration, summary.bytes,
-    e.connect, e.read, e.write, e.status, e.timeout,
-    latency:percentile(50), latency:percentile(90), latency:percentile(99),
-    latency:percentile(99.9), latency.max, latency.mean, s, l, m))
+  bench_result(summary, latency, string.format(',"paced_sent":%d,"paced_late":%d,"paced_max_late_ms":%.1f', s, l, m))
 end

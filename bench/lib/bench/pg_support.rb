@@ -2,6 +2,7 @@
 
 require_relative "paths"
 require_relative "http_load"
+require_relative "wrk_trial"
 require_relative "log"
 
 module Bench

@@ -1,11 +1,9 @@
 # frozen_string_literal: true
 
 require "etc"
-require "time"
 require_relative "registry"
 require_relative "server_run"
-require_relative "machine"
-require_relative "versions"
+require_relative "run_record"
 require_relative "bottleneck"
 require_relative "log"
 require_relative "quick_shape"
@@ -29,11 +27,13 @@ module Bench
     end
 
     def run
-      started = Time.now
-      source = Versions.spindle_source
-      servers = describe_servers
-      processes.each { |procs| @settings.rounds.times { |round| run_round(procs, round) } }
-      record(started, servers).merge(spindle_source: source_record(source))
+      RunRecord.around(@scenario, load_generator) do
+        servers = describe_servers
+        processes.each { |procs| @settings.rounds.times { |round| run_round(procs, round) } }
+        { settings: settings_record, servers: servers, commands: @commands, configs: @configs,
+          unavailable: @unavailable.map { |(name, procs), reason| { server: name, processes: procs, reason: reason } },
+          measurements: @measurements }
+      end
     end
 
     private
@@ -64,12 +64,6 @@ module Bench
       @configs[label] ||= run.configs if run&.configs&.any?
     end
 
-    def source_record(before)
-      after = Versions.spindle_source
-      Log.warn("Spindle's source changed during the run: its figures mix versions") if after != before
-      { at_start: before, at_end: after, changed: after != before }
-    end
-
     def mark_unavailable(key, reason)
       Log.warn("#{key.first} p=#{key.last}: unavailable: #{reason}")
       @unavailable[key] = reason
@@ -77,38 +71,15 @@ module Bench
 
     def describe_servers
       @specs.map do |spec|
-        version = spec.unavailable ? "unavailable" : safe_version(spec)
+        version = spec.unavailable ? "unavailable" : Versions.safely(spec.version)
         { name: spec.name, family: spec.family, model: spec.model, threaded: spec.threaded,
           version: version, notes: spec.notes }
       end
     end
 
-    def safe_version(spec)
-      spec.version.call
-    rescue StandardError => e
-      "unknown (#{e.message})"
-    end
-
-    def record(started, servers)
-      {
-        scenario: scenario_record, started_at: started.iso8601, finished_at: Time.now.iso8601,
-        machine: Machine.describe, load_generator: load_generator, settings: settings_record,
-        servers: servers, commands: @commands, configs: @configs,
-        unavailable: @unavailable.map { |(name, procs), reason| { server: name, processes: procs, reason: reason } },
-        measurements: @measurements
-      }
-    end
-
-    def scenario_record
-      s = @scenario
-      { name: s.name, title: s.title, description: s.description, goal: s.goal,
-        app: "bench/apps/#{s.app}", path: s.path }
-    end
-
     def load_generator
-      { tool: "wrk #{Versions.command(%w[wrk -v], /wrk (\S+)/)}", threads: @settings.wrk_threads,
-        shares_cores: true,
-        note: "on the same #{Etc.nprocessors}-core machine as the server: the two compete for the same cores" }
+      Versions.load_generator(@settings.wrk_threads)
+              .merge(note: "on the same #{Etc.nprocessors}-core machine as the server: the two compete for the same cores")
     end
 
     def settings_record

@@ -12,12 +12,9 @@ module Bench
   # after refork, a database-bound app) passes its own trial class: anything
   # with `new(server:, settings:, scenario:)`, `#warm_up(connections)` and
   # `#measure(connections) -> Hash` like Bench::WrkTrial.
-  class Scenario
-    ATTRIBUTES = %i[name title description app path connections processes expect_body
-                    nginx servers trial goal env report threads custom server_args quick].freeze
-
-    attr_reader(*ATTRIBUTES)
-
+  class Scenario < Struct.new(:name, :title, :description, :app, :path, :connections, :processes, :expect_body,
+                              :nginx, :servers, :trial, :goal, :env, :report, :threads, :custom, :server_args, :quick,
+                              keyword_init: true)
     @all = {}
 
     class << self
@@ -48,45 +45,52 @@ module Bench
     # the generic page and chart altogether (slow_clients, soak, ...), and
     # optionally #x_label / #y_label for the chart, for figures beyond wrk's.
     # custom: a scenario that is not a wrk-throughput grid at all (memory over
-    # time, refork): an object answering #run(settings) -> record (the JSON),
-    # #render(record, json_name) -> [markdown, svg] and #headline(record) -> String.
+    # time, refork): a Bench::CustomScenario subclass, whose
+    # new(scenario, settings).run -> record (the JSON), and whose class answers
+    # .render(record, json_name) -> [markdown, svg] and .headline(record).
     # bench/run then calls it instead of Bench::Runner and its page/chart.
     # threads: { "server-name" => N }, a thread count for that server in this
     # scenario instead of --threads (e.g. hybrid's fiber-loop threads).
     # quick: the scenario's shape under --quick (see Bench::QuickShape):
     # { servers:, connections:, processes:, rounds:, budget_s: }, each key
     # optional and used only where the user did not pass the flag.
-    def initialize(name:, title:, app:, description: "", path: "/", connections: [16, 64, 256],
-                   processes: [1, 2], expect_body: nil, nginx: nil, servers: nil, trial: nil, goal: nil,
-                   env: nil, report: nil, threads: nil, custom: nil, server_args: nil, quick: {})
-      @name = name
-      @title = title
-      @description = description
-      @app = app
-      @path = path
-      @connections = connections.freeze
-      @processes = processes.freeze
-      @expect_body = expect_body
-      @nginx = nginx
-      @servers = servers
-      @trial = trial
-      @goal = goal
-      @env = env
-      @report = report
-      @threads = threads
-      @custom = custom
-      @server_args = server_args # { "spindle-*" => [extra flags] }, see #server_args_for
-      @quick = QuickShape.check(name, quick)
+    DEFAULTS = { description: "", path: "/", connections: [16, 64, 256], processes: [1, 2], quick: {} }.freeze
+
+    def initialize(**attributes)
+      super(**DEFAULTS, **attributes)
+      self.title ||= name
+      self.quick = QuickShape.check(name, quick)
+      connections.freeze
+      processes.freeze
       freeze
     end
 
     def rackup = File.join(Paths::APPS, app)
+
+    # What every run's record says of its scenario.
+    def to_record = { name: name, title: title, description: description, goal: goal, app: "bench/apps/#{app}", path: path }
 
     # Extra flags this scenario needs on the servers matching a glob (e.g. a
     # higher connection cap for 10,000 idle connections); recorded in the
     # report's commands like every other flag.
     def server_args_for(server_name)
       (server_args || {}).select { |glob, _| File.fnmatch(glob, server_name) }.values.flatten.map(&:to_s)
+    end
+
+    # What writes this scenario's own page part (method :render, :headline,
+    # :sections, :x_label...) instead of the generic one: its custom runner
+    # or its report; nil: the generic one.
+    def own(method) = [custom, report].find { |o| o.respond_to?(method) }
+
+    # Whether this run of it may start a peer server (bench/Gemfile's :peers
+    # group must then be installed first): what --servers, the --quick shape
+    # or the scenario picks, among the registry's or its custom runner's own.
+    def peers?(settings)
+      runtimes = if custom then (custom.const_defined?(:SERVERS) ? custom::SERVERS : {}).transform_values { |s| s[:runtime] }
+                 else SERVERS.to_h { |s| [s.name, s.runtime] }
+                 end
+      names = settings.servers || (quick[:servers] if settings.quick) || servers || runtimes.keys
+      names.any? { |glob| runtimes.any? { |name, runtime| runtime == :peers && File.fnmatch(glob, name) } }
     end
 
     def nginx_location(launch)

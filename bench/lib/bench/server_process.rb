@@ -5,6 +5,10 @@ require_relative "paths"
 require_relative "http_probe"
 require_relative "proc_stat"
 require_relative "overrun"
+require_relative "launch"
+require_relative "free_port"
+require_relative "child"
+require_relative "setup"
 
 module Bench
   # Starts one server from its registry entry in its own process group, waits
@@ -26,6 +30,12 @@ module Bench
 
     attr_reader :launch, :pid, :pgid, :argv, :env, :chdir
 
+    # Every start, of a registry server or one a scenario builds itself: a
+    # fresh free port, this server, this scenario's app and request.
+    def self.for(spec:, scenario:, threads:, processes:)
+      new(Launch.new(spec: spec, scenario: scenario, port: FreePort.pick, threads: threads, processes: processes))
+    end
+
     def initialize(launch)
       @launch = launch
       @env, @argv, @chdir = runtime(launch.spec, launch.spec.command.call(launch))
@@ -44,6 +54,7 @@ module Bench
     def log_path = File.join(launch.dir, "server.log")
 
     def start
+      Setup.peers! if launch.spec.runtime == :peers
       log = File.open(log_path, "a")
       @log_from = log.size # this start's lines only, for error messages
       log.puts("== #{Time.now} #{command_line}")
@@ -103,19 +114,15 @@ module Bench
     end
 
     def wait_until_ready
-      deadline = now + launch.spec.ready_timeout
-      while now < deadline
-        exited = Process.wait2(pid, Process::WNOHANG)
-        if exited
+      response = Child.wait_for(launch.spec.ready_timeout, every: POLL) do
+        if (exited = Process.wait2(pid, Process::WNOHANG))
           signal(:KILL)
           raise StartFailed, "exited at start (#{describe(exited.last)}): #{log_tail}"
         end
-
-        response = HttpProbe.get(launch.host, launch.port, launch.scenario.path, timeout: 1.0)
-        return check(response) if response
-
-        sleep POLL
+        HttpProbe.get(launch.host, launch.port, launch.scenario.path, timeout: 1.0)
       end
+      return check(response) if response
+
       stop
       raise StartFailed, "no HTTP answer within #{launch.spec.ready_timeout} s: #{log_tail}"
     end
@@ -162,17 +169,9 @@ module Bench
     end
 
     def reap(timeout)
-      deadline = now + timeout
-      while now < deadline
-        return true if Process.wait2(pid, Process::WNOHANG)
-
-        sleep POLL
-      end
-      false
+      Child.wait_for(timeout, every: POLL) { Process.wait2(pid, Process::WNOHANG) } ? true : false
     rescue Errno::ECHILD
       true
     end
-
-    def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
   end
 end

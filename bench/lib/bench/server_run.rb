@@ -1,7 +1,5 @@
 # frozen_string_literal: true
 
-require_relative "launch"
-require_relative "free_port"
 require_relative "server_process"
 require_relative "wrk_trial"
 require_relative "log"
@@ -23,11 +21,10 @@ module Bench
     end
 
     def call
-      launch = Launch.new(spec: @spec, scenario: @scenario, port: FreePort.pick,
-                          threads: @scenario.threads&.dig(@spec.name) || @settings.threads, processes: @processes)
-      server = ServerProcess.new(launch)
+      server = ServerProcess.for(spec: @spec, scenario: @scenario, processes: @processes,
+                                 threads: @scenario.threads&.dig(@spec.name) || @settings.threads)
       @command_line = server.command_line
-      @configs = launch.written
+      @configs = server.launch.written
       server.start
       measure(server)
     ensure

@@ -1,61 +1,52 @@
 # frozen_string_literal: true
 
+require "fileutils"
 require_relative "paths"
 require_relative "log"
+require File.join(Bench::Paths::ROOT, "lib", "spindle", "system_packages")
 
 module Bench
-  # First-use installs: the load generator and the nginx ceiling from Debian,
-  # the peer servers from bench/Gemfile. Each step is skipped when already done,
-  # so a second run starts measuring at once.
+  # First-use installs: Debian packages through the repository's one
+  # installer (Spindle::SystemPackages, which bin/test uses too), and the peer
+  # servers from bench/Gemfile's :peers group, only for a run that starts a
+  # peer (they take minutes to build). Each step is skipped when already
+  # done; --no-install refuses instead of installing.
   module Setup
+    # The load generator and the nginx ceiling.
+    PACKAGES = { "/usr/bin/wrk" => "wrk", "/usr/sbin/nginx" => "nginx" }.freeze
+
     module_function
 
-    # Debian package => the executable it provides. nginx-light is enough (the
-    # ceiling only returns a fixed body or a file); plain nginx is the fallback.
-    PACKAGES = { "wrk" => "/usr/bin/wrk", "nginx-light" => "/usr/sbin/nginx" }.freeze
-    FALLBACK = { "nginx-light" => "nginx" }.freeze
-
-    def run!(install:)
-      missing = PACKAGES.reject { |_, path| File.executable?(path) }.keys
-      gems_ok = bundle_check
-      return if missing.empty? && gems_ok
-      abort "bench: missing #{missing.join(', ')}#{' and gems' unless gems_ok}; run without --no-install" unless install
-
-      apt_install(missing) unless missing.empty?
-      bundle_install unless gems_ok
+    def run!(install:, peers:)
+      @install = install
+      FileUtils.mkdir_p(Paths::TMP) # scratch for every scenario's files (configs, logs, outputs)
+      packages!(PACKAGES)
+      peers! if peers
     end
 
-    def apt_install(packages)
-      abort "bench: #{packages.join(', ')} missing and not root: apt-get install them" unless Process.uid.zero?
-      Log.info("installing #{packages.join(' ')} (first run)")
-      apt!("update", "-qq")
-      packages.each do |name|
-        next if apt("install", "-y", "-qq", name)
+    # needs: { "/path/or/glob" => "debian-package" }.
+    def packages!(needs)
+      missing = needs.reject { |path, _| Dir.glob(path).any? }.values
+      return if missing.empty?
+      abort "bench: missing #{missing.join(', ')}; run without --no-install" if @install == false
 
-        fallback = FALLBACK[name]
-        abort "bench: apt-get install #{name} failed" unless fallback && apt("install", "-y", "-qq", fallback)
-      end
+      Spindle::SystemPackages.ensure!(needs)
     end
 
-    def bundle_check
-      system(bundle_env, "bundle", "check", out: File::NULL, err: File::NULL)
+    # Also asked by every peer start (ServerProcess), once per run: a
+    # scenario may start a peer that bench/run did not foresee.
+    def peers!
+      @peers ||= bundle_check || install_peers
     end
 
-    def bundle_install
-      Log.info("bundle install for bench/Gemfile (first run)")
+    def install_peers
+      abort "bench: bench/Gemfile's peers are not installed; run without --no-install" if @install == false
+      Log.info("bundle install for bench/Gemfile (first run: the peer servers)")
       system(bundle_env, "bundle", "install", "--quiet") or abort "bench: bundle install failed"
     end
 
-    def bundle_env
-      { "BUNDLE_GEMFILE" => Paths::GEMFILE }
-    end
+    def bundle_check = system(bundle_env, "bundle", "check", out: File::NULL, err: File::NULL)
 
-    def apt(*args)
-      system({ "DEBIAN_FRONTEND" => "noninteractive" }, "apt-get", *args, out: File::NULL)
-    end
-
-    def apt!(*args)
-      apt(*args) or abort "bench: apt-get #{args.first} failed"
-    end
+    def bundle_env = { "BUNDLE_GEMFILE" => Paths::GEMFILE }
   end
 end

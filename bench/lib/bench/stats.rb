@@ -6,10 +6,11 @@ module Bench
     module_function
 
     # The middle value; the mean of the two middle values for an even count.
+    # nils (a round without that figure) are left out; none left: nil.
     def median(values)
-      return nil if values.empty?
+      sorted = values.compact.sort
+      return nil if sorted.empty?
 
-      sorted = values.sort
       mid = sorted.size / 2
       sorted.size.odd? ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2.0
     end

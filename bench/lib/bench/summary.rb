@@ -46,6 +46,9 @@ module Bench
       figures(processes, connections).find(&:ceiling?)
     end
 
+    # The measured rounds behind a figure (a scenario's own columns read them).
+    def rounds(server, processes, connections) = @rounds.fetch([server, processes, connections], [])
+
     def ratio(figure, reference)
       return nil unless figure && reference&.median&.positive?
       return nil if figure.bound? && reference.bound? && !figure.equal?(reference)
@@ -61,10 +64,9 @@ module Bench
     private
 
     def build
-      ok = record[:measurements].reject { |m| m[:failed] }
-      groups = ok.group_by { |m| [m[:server], m[:processes], m[:connections]] }
-      failed = record[:measurements].select { |m| m[:failed] }.group_by { |m| [m[:server], m[:processes], m[:connections]] }
-      groups.to_h { |key, rounds| [key, figure(key, rounds, failed.fetch(key, []).size)] }
+      failed, @rounds = record[:measurements].partition { |m| m[:failed] }
+                                             .map { |list| list.group_by { |m| m.values_at(:server, :processes, :connections) } }
+      @rounds.to_h { |key, rounds| [key, figure(key, rounds, failed.fetch(key, []).size)] }
     end
 
     def figure(key, rounds, failed)

@@ -3,6 +3,7 @@
 require "digest"
 require_relative "paths"
 require_relative "command"
+require_relative "log"
 
 module Bench
   # Version strings for the report: peers from bench/Gemfile.lock (what Bundler
@@ -37,6 +38,24 @@ module Bench
       digest = Digest::SHA256.new
       files.each { |f| digest << f << File.binread(f) }
       digest.hexdigest[0, 12]
+    end
+
+    # Spindle's source digest now against the one taken at the start.
+    def source_record(before)
+      after = spindle_source
+      Log.warn("Spindle's source changed during the run: its figures mix versions") if after != before
+      { at_start: before, at_end: after, changed: after != before }
+    end
+
+    def load_generator(threads)
+      { tool: "wrk #{command(%w[wrk -v], /wrk (\S+)/)}", threads: threads, shares_cores: true }
+    end
+
+    # A server's version for the report; a probe that fails says why.
+    def safely(version)
+      version.call
+    rescue StandardError => e
+      "unknown (#{e.message})"
     end
 
     def spindle_probe

@@ -3,11 +3,15 @@
 require "json"
 require "tempfile"
 require_relative "cpu_sampler"
+require_relative "child"
 
 module Bench
-  # One wrk run against 127.0.0.1, with CPU sampled while it runs. Returns
-  # wrk's own figures (from wrk_report.lua) and the CPU usage; the caller
-  # decides what they mean.
+  # The harness's one wrk runner: against 127.0.0.1, always with
+  # wrk_report.lua's exact figures (or a script that prints them too). #run
+  # waits for it in the foreground, with the server's CPU sampled meanwhile
+  # when a server_pid is given; #spawn leaves it in the background for a
+  # caller that stops it itself (INT makes wrk print its figures). The
+  # caller decides what the figures mean.
   class Wrk
     class Failed < StandardError; end
 
@@ -17,12 +21,18 @@ module Bench
 
     Run = Struct.new(:argv, :result, :usage, keyword_init: true)
 
-    def self.argv(url:, connections:, duration:, threads:, timeout:)
+    # script: another Lua script, which must print the same BENCH_RESULT line
+    # as wrk_report.lua (plus whatever it adds to that JSON).
+    # headers: extra request headers ("Connection: close").
+    def self.argv(url:, connections:, duration:, threads:, timeout:, script: SCRIPT, script_args: [], headers: [])
       raise ArgumentError, "not a loopback URL: #{url}" unless url.start_with?("http://127.0.0.1:")
 
       ["wrk", "-t", [threads, connections].min.to_s, "-c", connections.to_s, "-d", "#{duration}s",
-       "--timeout", "#{timeout}s", "--latency", "-s", SCRIPT, url]
+       "--timeout", "#{timeout}s", *headers.flat_map { |h| ["-H", h] }, "--latency", "-s", script, url,
+       *(script_args.empty? ? [] : ["--", *script_args.map(&:to_s)])]
     end
+
+    attr_reader :argv
 
     def initialize(server_pid:, **argv_options)
       @argv = self.class.argv(**argv_options)
@@ -32,47 +42,35 @@ module Bench
 
     def run
       Tempfile.create("bench-wrk") do |out|
-        pid = Process.spawn(*@argv, out: out, err: out, in: File::NULL, pgroup: true)
-        sampler = CpuSampler.new(wrk_pid: pid, server_pid: @server_pid)
+        pid = spawn(out)
+        sampler = @server_pid && CpuSampler.new(wrk_pid: pid, server_pid: @server_pid)
         status = wait(pid, sampler)
         out.rewind
-        Run.new(argv: @argv, result: parse(out.read, status), usage: sampler.usage)
+        Run.new(argv: @argv, result: self.class.parse(out.read, status), usage: sampler&.usage)
       end
     end
 
-    private
+    # The pid of wrk, started in its own process group, writing to out.
+    def spawn(out) = Process.spawn(*@argv, out: out, err: out, in: File::NULL, pgroup: true)
 
-    # Polls wrk until it exits, sampling CPU between polls; bounded by the
-    # run's duration plus a grace period. wrk is killed if it overstays, or if
-    # we are interrupted (it runs in its own process group, out of Ctrl-C's reach).
-    def wait(pid, sampler)
-      deadline = now + @duration + GRACE
-      until now > deadline
-        sampler.sample
-        _, status = Process.wait2(pid, Process::WNOHANG)
-        return status if status
-
-        sleep SAMPLE_EVERY
-      end
-      raise Failed, "wrk did not finish within #{@duration + GRACE} s"
-    ensure
-      kill(pid) unless status
-    end
-
-    def kill(pid)
-      Process.kill(:KILL, -pid)
-      Process.wait(pid)
-    rescue Errno::ESRCH, Errno::ECHILD
-      nil
-    end
-
-    def parse(output, status)
+    # wrk_report.lua's figures from wrk's output.
+    def self.parse(output, status = nil)
       line = output[/^BENCH_RESULT (\{.*\})$/, 1]
-      raise Failed, "wrk exited #{status.exitstatus}: #{output.strip.lines.last(2).join(' ')}" unless line
+      raise Failed, "wrk exited #{status&.exitstatus.inspect}: #{output.strip.lines.last(2).join(' ')}" unless line
 
       JSON.parse(line, symbolize_names: true)
     end
 
-    def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    private
+
+    # Samples CPU between polls until wrk exits; bounded by the run's duration
+    # plus a grace period (wrk runs in its own process group, out of Ctrl-C's
+    # reach, so it is killed if we are interrupted too).
+    def wait(pid, sampler)
+      status = Child.wait(pid, @duration + GRACE, every: SAMPLE_EVERY) { sampler&.sample }
+      status or raise Failed, "wrk did not finish within #{@duration + GRACE} s"
+    ensure
+      Child.kill(pid) unless status
+    end
   end
 end

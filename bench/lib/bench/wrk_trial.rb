@@ -3,12 +3,14 @@
 require "etc"
 require_relative "wrk"
 require_relative "bottleneck"
+require_relative "paths"
 
 module Bench
   # The default measurement: against a started, ready server, a warm-up wrk
   # run at the highest connection count (discarded), then one wrk run per
   # connection count. Each result carries its CPU usage and the
-  # load-generator verdict.
+  # load-generator verdict. Every other trial starts from this one: it gets
+  # the server, the settings and the scenario, and #wrk and #record.
   class WrkTrial
     def initialize(server:, settings:, scenario:)
       @server = server
@@ -16,43 +18,43 @@ module Bench
       @scenario = scenario
     end
 
-    def warm_up(connections)
-      wrk(connections.max, @settings.warmup).run
+    def warm_up(connections) = wrk(connections.max, @settings.warmup).run
+
+    def measure(connections) = record(wrk(connections, @settings.duration).run, connections)
+
+    # A wrk run's record, the shape Bench::Summary and the pages read: wrk's
+    # figures in ms, its errors, the CPU usage and the load-generator verdict,
+    # and whatever else the Lua script reported (paced.lua's late sends).
+    def self.record(run, connections:, processes:, wrk_threads:)
+      r = run.result
+      seconds = r[:duration_us] / 1e6
+      verdict = Bottleneck.judge(run.usage, wrk_threads: [wrk_threads, connections].min, processes: processes)
+      {
+        connections: connections, requests_per_sec: (r[:requests] / seconds).round(1),
+        requests: r[:requests], seconds: seconds.round(3),
+        latency_ms: %i[p50 p90 p99 p999 max mean].to_h { |k| [k, (r[:"#{k}_us"] / 1000.0).round(3)] },
+        errors: { connect: r[:connect_errors], read: r[:read_errors], write: r[:write_errors], timeout: r[:timeouts] },
+        bad_status: r[:status_errors], # responses with status >= 400, as wrk counts them
+        cpu: run.usage&.to_h, verdict: verdict.to_h, load_generator_bound: verdict.bound,
+        wrk: command_line(run.argv)
+      }.merge(r.reject { |k, _| k == :bytes || k.end_with?("_us", "_errors") || %i[requests timeouts].include?(k) })
     end
 
-    def measure(connections)
-      run = wrk(connections, @settings.duration).run
-      verdict = Bottleneck.judge(run.usage, wrk_threads: threads_for(connections),
-                                            processes: @server.launch.processes)
-      to_record(run, verdict, connections)
+    # wrk's argv for the report: paths relative to the repository, no port.
+    def self.command_line(argv)
+      argv.map { |a| a.start_with?(Paths::BENCH) ? Paths.relative(a) : a }.join(" ").sub(/127\.0\.0\.1:\d+/, "127.0.0.1:PORT")
     end
 
     private
 
-    def wrk(connections, duration)
-      Wrk.new(server_pid: @server.pgid, url: @server.launch.url, connections: connections,
-              duration: duration, threads: @settings.wrk_threads, timeout: @settings.wrk_timeout)
+    # options: path (instead of the scenario's), threads, script, script_args.
+    def wrk(connections, duration, path: @scenario.path, **options)
+      Wrk.new(server_pid: @server.pgid, url: @server.launch.url(path), connections: connections, duration: duration,
+              threads: @settings.wrk_threads, timeout: @settings.wrk_timeout, **options)
     end
 
-    def threads_for(connections) = [@settings.wrk_threads, connections].min
-
-    def to_record(run, verdict, connections)
-      r = run.result
-      seconds = r[:duration_us] / 1e6
-      {
-        connections: connections,
-        requests_per_sec: (r[:requests] / seconds).round(1),
-        requests: r[:requests],
-        seconds: seconds.round(3),
-        latency_ms: %i[p50 p90 p99 p999 max mean].to_h { |k| [k, (r[:"#{k}_us"] / 1000.0).round(3)] },
-        errors: { connect: r[:connect_errors], read: r[:read_errors], write: r[:write_errors],
-                  timeout: r[:timeouts] },
-        bad_status: r[:status_errors], # responses with status >= 400, as wrk counts them
-        cpu: run.usage&.to_h,
-        verdict: verdict.to_h,
-        load_generator_bound: verdict.bound,
-        wrk: run.argv.map { |a| a == Wrk::SCRIPT ? "bench/lib/bench/wrk_report.lua" : a }.join(" ")
-      }
+    def record(run, connections, wrk_threads: @settings.wrk_threads)
+      self.class.record(run, connections: connections, processes: @server.launch.processes, wrk_threads: wrk_threads)
     end
   end
 end

@@ -8,7 +8,7 @@ require_relative "message"
 require_relative "children"
 require_relative "spawner"
 require_relative "rollout"
-require_relative "signal_queue"
+require_relative "../signal_queue"
 require_relative "subreaper"
 require_relative "hot_restart"
 require_relative "stats_report"
@@ -17,12 +17,16 @@ require_relative "control_server"
 module Spindle
   module Cluster
     # The cluster's master: holds the listeners, forks and supervises workers,
-    # and never serves a request. Signals and control commands are queued; the
-    # loop below is the only place that acts on them, one at a time. See
-    # docs/SIGNALS.md and docs/REFORKING.md.
+    # and never serves a request. Signals come in as in every Spindle process
+    # (SignalQueue: the trap only queues); control commands join the same
+    # queue. The loop below is its one reader, and #dispatch is the master's
+    # table: what each signal or command does. See docs/SIGNALS.md and
+    # docs/REFORKING.md.
     class Master
       TICK = 0.5
       MEMORY_CHECK_EVERY = 5.0
+      # Every one has a meaning in #dispatch; Signals::WORKER lists them all too.
+      SIGNALS = %i[TERM INT QUIT USR1 USR2 TTIN TTOU HUP].freeze
 
       attr_reader :children, :generation, :desired, :started_at
 
@@ -59,7 +63,7 @@ module Spindle
 
       def boot
         Subreaper.enable
-        @signals = SignalQueue.new.trap_signals
+        @signals = SignalQueue.new.trap(SIGNALS)
         inherited = HotRestart.inherited_listeners
         @parent_master = HotRestart.parent
         @app ||= AppLoader.load(@rackup) if @config.preload
@@ -100,6 +104,8 @@ module Spindle
         when :USR2 then hot_restart
         when :TTIN then @desired += 1
         when :TTOU then shrink
+        when :HUP then @log.info("spindle: HUP ignored: no log file to reopen and no config to reload; " \
+                                 "USR1 restarts the workers, USR2 the whole cluster with new code")
         when :REFORK then refork
         when :GC then @children.workers.each { |c| Message.send_to(c.channel, Message::RunGC.new(reason: "spindlectl")) }
         when Array then answer(*item)

@@ -36,8 +36,6 @@ module Spindle
         @pending = spawn.call(@old.first.index)
         :running
       end
-
-      def replacing?(child) = @old.include?(child)
     end
   end
 end

@@ -8,9 +8,11 @@ require_relative "mold"
 module Spindle
   module Cluster
     # A worker process: runs one Server on the listeners it inherited, checks in
-    # with the master every heartbeat, and obeys it. TERM/INT drain within
-    # shutdown_timeout; QUIT drains with no limit. When told to become the mold,
-    # it drains and then turns into one instead of exiting.
+    # with the master every heartbeat, and obeys it. Its signals are a single
+    # process's mechanism with the worker's table (Signals::WORKER): TERM/INT
+    # drain within shutdown_timeout, QUIT drains with no limit. When told to
+    # become the mold, it drains and then turns into one instead of exiting,
+    # unless a stop signal came meanwhile.
     class Worker
       HEARTBEAT = 1.0
 
@@ -29,13 +31,13 @@ module Spindle
       def run
         Process.setproctitle("spindle worker #{@index} (generation #{@generation})")
         @server = Server.new(@app, @config, @log, listeners: @listeners, multiprocess: true).prepare
-        trap_signals
+        @signals = @server.install_signals(Signals::WORKER)
         @config.run_hooks(@generation.zero? ? :after_worker_fork : :after_refork, @index)
         Message.send_to(@channel, Message::Booted.new(pid: Process.pid, index: @index, generation: @generation))
         heartbeat = Thread.new { heartbeat_loop }
         @server.serve
         heartbeat.kill
-        become_mold if @mold_generation
+        become_mold if @mold_generation && !@signals.stopping?
         exit!(0)
       rescue StandardError, ScriptError => e
         @log.exception(e, "worker #{@index} failed")
@@ -43,21 +45,6 @@ module Spindle
       end
 
       private
-
-      def trap_signals
-        Signal.trap("TERM") { stop_signal(@config.shutdown_timeout) }
-        Signal.trap("INT") { stop_signal(@config.shutdown_timeout) }
-        Signal.trap("QUIT") { stop_signal(nil) }
-        %w[USR1 USR2 TTIN TTOU].each { |name| Signal.trap(name, "IGNORE") }
-      end
-
-      # First signal: drain (on a thread: a trap handler must not take locks).
-      # A second: stop at once.
-      def stop_signal(timeout)
-        exit!(1) if @draining
-        @draining = true
-        Thread.new { @server.drain(timeout) }
-      end
 
       def heartbeat_loop
         loop do

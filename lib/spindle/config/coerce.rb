@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "../engine"
+
 module Spindle
   class Config
     # Raised for a configuration value that cannot be used; the CLI prints the
@@ -10,6 +12,13 @@ module Spindle
     # was given and returns the value, or raises Config::Error saying why not.
     module Coerce
       module_function
+
+      # Engine.check knows the names; a refusal reads like any other option's.
+      def engine(raw)
+        Engine.check(raw)
+      rescue Engine::UnknownEngine => e
+        raise Error, e.message
+      end
 
       def positive_integer(raw, what)
         n = Integer(raw, exception: false)

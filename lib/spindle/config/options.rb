@@ -2,7 +2,6 @@
 
 require_relative "option"
 require_relative "coerce"
-require_relative "../engine"
 
 module Spindle
   class Config
@@ -23,12 +22,7 @@ module Spindle
                  cli: "-e, --environment", arg: "ENV",
                  doc: "The RACK_ENV the app is loaded in."),
       Option.new(name: :engine, default: "threads", cli: "--engine", arg: "NAME",
-                 coerce: lambda { |v|
-                   name = v.to_s
-                   return name if Engine.names.include?(name)
-
-                   raise Error, "unknown engine #{name.inspect} (choose from #{Engine.names.join(', ')})"
-                 },
+                 coerce: ->(v) { c.engine(v) },
                  doc: "How one process runs requests: blocking (one at a time, the reference), " \
                       "threads (a reactor buffers requests, a bounded thread pool runs them), " \
                       "fibers (one event loop, a fiber per connection; the app's I/O yields) " \
@@ -169,8 +163,5 @@ module Spindle
     ].freeze
 
     BY_NAME = OPTIONS.to_h { |o| [o.name, o] }.freeze
-
-    PARSER_LIMITS = %i[max_request_line max_field_name max_field_value max_head max_fields
-                       max_chunk_ext max_chunk_ext_total max_trailer max_body].freeze
   end
 end

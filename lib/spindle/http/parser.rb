@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "../native"
+require_relative "parser_limits"
 
 module Spindle
   module HTTP
@@ -25,10 +26,8 @@ module Spindle
     Native.require_extension("spindle_http")
 
     # The C request parser (ext/spindle); docs/PARSER.md is its contract.
+    # LIMITS: parser_limits.rb.
     class Parser
-      LIMITS = %i[max_request_line max_field_name max_field_value max_head max_fields
-                  max_chunk_ext max_chunk_ext_total max_trailer max_body].freeze
-
       def initialize(**limits)
         unknown = limits.keys - LIMITS
         raise ArgumentError, "unknown parser limit: #{unknown.join(', ')}" unless unknown.empty?

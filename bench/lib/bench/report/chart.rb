@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require_relative "../../svg_chart"
+require_relative "parts"
 
 module Bench
   module Report
@@ -19,12 +19,11 @@ module Bench
 
       def render(summary)
         r = summary.record
-        report = Scenario.load_all[r[:scenario][:name]]&.report # a scenario may name its own axes
-        chart = SvgChart.new(title: "#{r[:scenario][:title]} (bench/run #{r[:scenario][:name]})",
-                             subtitle: subtitle(r),
-                             y_label: report.respond_to?(:y_label) ? report.y_label : "requests/s (median; whisker: min–max)",
-                             x_label: report.respond_to?(:x_label) ? report.x_label : "concurrent connections (wrk -c)",
-                             hatch_note: "hatched: load-generator bound (wrk saturated; a lower bound, not the server's figure)")
+        scenario = Scenario.load_all[r[:scenario][:name]] # a scenario may name its own axes
+        chart = Parts.chart(r, r[:scenario][:title], subtitle(r),
+                            y_label: scenario&.own(:y_label)&.y_label || "requests/s (median; whisker: min–max)",
+                            x_label: scenario&.own(:x_label)&.x_label || "concurrent connections (wrk -c)",
+                            hatch_note: "hatched: load-generator bound (wrk saturated; a lower bound, not the server's figure)")
         summary.processes.each { |procs| chart.panel(panel_title(procs, r), groups: summary.connections.map(&:to_s), series: series(summary, procs)) }
         chart.render
       end
@@ -37,8 +36,8 @@ module Bench
       def subtitle(record)
         m = record[:machine]
         s = record[:settings]
-        "#{record[:started_at][0, 10]} · #{m[:nproc]} cores shared with wrk (#{record[:load_generator][:threads]} thread) · " \
-          "#{m[:ruby][/ruby \S+/]} · YJIT off · #{s[:rounds]} rounds × #{s[:duration_s]} s#{' · QUICK' if s[:quick]}"
+        "#{m[:nproc]} cores shared with wrk (#{record[:load_generator][:threads]} thread) · " \
+          "#{m[:ruby][/ruby \S+/]} · YJIT off · #{s[:rounds]} rounds × #{s[:duration_s]} s"
       end
 
       def series(summary, procs)

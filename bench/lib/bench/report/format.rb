@@ -35,6 +35,19 @@ module Bench
         "#{rps(figure.min)}–#{rps(figure.max)}"
       end
 
+      # a ÷ b as "1.23×", or "n/a" without both.
+      def times(a, b) = a && b&.positive? ? format("%.2f×", a.to_f / b) : "n/a"
+
+      # Bytes (or another unit: per: 1024.0 for KiB) as MiB: "12.3", or whole
+      # with thousands separators; "–" without a figure.
+      def mib(value, per: 1_048_576.0, whole: false)
+        return "–" unless value
+
+        whole ? integer((value / per).round) : format("%.1f", value / per)
+      end
+
+      def mib_kib(kib) = mib(kib, per: 1024.0)
+
       def row(cells) = "| #{cells.join(' | ')} |"
 
       def table(header, rows)

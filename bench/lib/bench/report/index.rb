@@ -38,16 +38,9 @@ module Bench
         return ["#{scenario.title} (`#{scenario.name}`)", "not run yet", "–", "–"] unless summary
 
         quick = summary.record[:settings][:quick] ? " (quick)" : ""
-        ["#{scenario.title} (`#{scenario.name}`)", "#{summary.record[:started_at][0, 10]}#{quick}", custom_headline(scenario, summary) || headline(summary),
+        own = scenario.own(:headline)
+        ["#{scenario.title} (`#{scenario.name}`)", "#{summary.record[:started_at][0, 10]}#{quick}", own ? own.headline(summary.record) : headline(summary),
          "[#{scenario.name}.md](#{scenario.name}.md) · [chart](#{scenario.name}.svg) · [data](data/#{json})"]
-      end
-
-      # A scenario with its own runner (scenario.custom) or its own page
-      # (a report: answering #headline) gives its own headline.
-      def custom_headline(scenario, summary)
-        custom = [(scenario.custom if scenario.respond_to?(:custom)), (scenario.report if scenario.respond_to?(:report))]
-                 .find { |o| o.respond_to?(:headline) }
-        custom.headline(summary.record) if custom
       end
 
       def headline(summary)

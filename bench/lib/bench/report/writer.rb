@@ -34,8 +34,7 @@ module Bench
         dir = File.dirname(json_path, 2)
         summary = load(json_path)
         name = summary.record[:scenario][:name]
-        scenario = Scenario.load_all[name] # a scenario with its own page: its custom: or report: answers #render
-        custom = [scenario&.custom, scenario&.report].find { |o| o.respond_to?(:render) }
+        custom = Scenario.load_all[name]&.own(:render) # a scenario with its own page
         markdown, svg = if custom then custom.render(summary.record, File.basename(json_path))
                         else [Page.new(summary, File.basename(json_path)).render, Chart.render(summary)]
                         end

@@ -1,0 +1,77 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "stringio"
+require "spindle/log"
+require "spindle/signals"
+require "spindle/cluster/master"
+require_relative "../support/waiting"
+
+# The one way Spindle processes take signals (SignalQueue), and a role's table
+# (Signals), with real signals sent to this test process. Each test traps only
+# signals the test runner does not use, and puts the previous handlers back.
+class SignalsTest < Minitest::Test
+  include Waiting
+
+  OURS = %i[USR1 USR2 HUP].freeze
+
+  def setup
+    @previous = OURS.to_h { |name| [name, Signal.trap(name, "IGNORE")] }
+  end
+
+  def teardown
+    @previous.each { |name, handler| Signal.trap(name, handler || "DEFAULT") }
+  end
+
+  # A worker starts with the master's trap handlers (fork copies them): each
+  # signal the master traps must be the worker's own, and mean something alone.
+  def test_every_signal_the_master_traps_has_an_entry_in_each_serving_role
+    assert_empty Spindle::Cluster::Master::SIGNALS - Spindle::Signals::WORKER.keys
+    assert_empty Spindle::Cluster::Master::SIGNALS - Spindle::Signals::SINGLE.keys
+  end
+
+  # The handler only queues; the reader acts, on its own thread, in arrival order.
+  def test_the_watcher_thread_acts_on_queued_signals_in_order
+    seen = Thread::Queue.new
+    queue = Spindle::SignalQueue.new.trap(%i[USR1 USR2])
+    queue.watch { |name| seen << [name, Thread.current] }
+    Process.kill(:USR1, Process.pid)
+    first = next_item(seen, "USR1 acted on")
+    Process.kill(:USR2, Process.pid)
+    second = next_item(seen, "USR2 acted on")
+
+    assert_equal %i[USR1 USR2], [first, second].map(&:first)
+    refute_equal Thread.main, first.last, "the action ran in the trap (main thread), not on the watcher"
+  end
+
+  # Control commands share the queue with signals, in arrival order.
+  def test_pushed_items_and_signals_come_out_in_arrival_order
+    queue = Spindle::SignalQueue.new.trap(%i[HUP])
+    queue.push(:REFORK)
+    Process.kill(:HUP, Process.pid)
+    items = []
+    wait_until("both items queued", deadline: 10) { (items += queue.drain).size == 2 }
+    assert_equal %i[REFORK HUP], items
+  end
+
+  # The first stop drains, any later one forces the exit; a String is logged.
+  def test_a_table_maps_signals_to_a_drain_a_forced_exit_and_a_log_line
+    out = StringIO.new
+    events = Thread::Queue.new
+    Spindle::Signals.new({ USR1: :drain, USR2: :drain_unlimited, HUP: "HUP ignored: a test" }, Spindle::Log.new(out: out))
+                    .on_stop { |how| events << [:stop, how] }
+                    .on_force { events << [:force] }
+                    .install
+    Process.kill(:HUP, Process.pid)
+    wait_until("the HUP line logged", deadline: 10) { out.string.include?("spindle: HUP ignored: a test") }
+    Process.kill(:USR2, Process.pid)
+    assert_equal [:stop, :unlimited], next_item(events, "USR2 acted on")
+    Process.kill(:USR1, Process.pid)
+    assert_equal [:force], next_item(events, "USR1 acted on")
+    assert_empty events
+  end
+
+  private
+
+  def next_item(queue, what) = wait_until(what, deadline: 10) { queue.pop unless queue.empty? }
+end
