@@ -14,9 +14,9 @@ module Spindle
   #   extension was built by `gem install`).
   # - An installed gem, run without Bundler: RubyGems has activated the gem and
   #   its dependencies; nothing to do.
-  # - A checkout: the gems of the app's own Gemfile when the app has one
-  #   (AppBundle), else this checkout's Gemfile; installed and compiled on the
-  #   first run (Bootstrap).
+  # - A checkout: the Gemfile BUNDLE_GEMFILE names, else the app's own when
+  #   the app has one (AppBundle), else this checkout's; its gems installed
+  #   and the extension compiled on the first run (Bootstrap).
   module Launch
     module_function
 
@@ -45,11 +45,13 @@ module Spindle
               "(or run #{File.join(Native::ROOT, 'bin', 'spindle')} without bundle exec)")
     end
 
-    # A BUNDLE_GEMFILE other than ours is the user's choice, used as it is.
+    # A Gemfile BUNDLE_GEMFILE names is used as it is, as Bundler would: the
+    # user's choice, or ours when bench/run or a test names it (bench/apps/
+    # sits below bench/Gemfile, the peers' Gemfile, which is no app's).
     def prepare_checkout(argv)
       require_relative "bootstrap"
       require_relative "app_bundle"
-      app_gemfile = AppBundle.find(argv) if ENV["BUNDLE_GEMFILE"].to_s.empty? || own_gemfile?
+      app_gemfile = AppBundle.find(argv) if ENV["BUNDLE_GEMFILE"].to_s.empty?
       return Bootstrap.run! unless app_gemfile
 
       bundle = AppBundle.new(app_gemfile)
@@ -57,9 +59,6 @@ module Spindle
       ENV["BUNDLE_APP_CONFIG"] ||= bundle.app_config if bundle.app_config
       Bootstrap.run!(gemfile: bundle.gemfile, watched: bundle.watched, stamp: bundle.stamp)
     end
-
-    # Inherited from bin/test, or from a shell that ran ours before.
-    def own_gemfile? = File.expand_path(ENV["BUNDLE_GEMFILE"]) == AppBundle::OWN_GEMFILE
 
     def write_app_bundle(bundle)
       bundle.write
