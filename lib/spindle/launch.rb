@@ -22,12 +22,12 @@ module Spindle
 
     def prepare!(argv)
       if bundled?
-        check_bundle!
+        check_bundle!("or run #{File.join(Native::ROOT, 'bin', 'spindle')} without bundle exec")
         build_extension if Native.checkout?
       elsif Native.checkout?
         prepare_checkout(argv)
         require "bundler/setup"
-        check_bundle!
+        check_bundle!("or leave BUNDLE_GEMFILE unset to serve the app under its own Gemfile")
       end
     end
 
@@ -37,12 +37,12 @@ module Spindle
 
     # `bundle exec /clone/bin/spindle` in an app whose Gemfile lacks us failed
     # with `cannot load such file -- nio` (Spindle's own gems were missing).
-    def check_bundle!
+    def check_bundle!(alternative)
       return if Gem.loaded_specs.key?("spindle-server")
 
       line = Native.checkout? ? %(gem "spindle-server", path: "#{Native::ROOT}") : 'gem "spindle-server"'
       give_up("#{ENV['BUNDLE_GEMFILE']} does not include Spindle: add `#{line}` to it and run bundle install " \
-              "(or run #{File.join(Native::ROOT, 'bin', 'spindle')} without bundle exec)")
+              "(#{alternative})")
     end
 
     # A Gemfile BUNDLE_GEMFILE names is used as it is, as Bundler would: the

@@ -72,8 +72,9 @@ class AppBundleTest < Minitest::Test
                                  chdir: app, env: @env.merge("BUNDLE_GEMFILE" => File.join(app, "Gemfile")),
                                  unsetenv_others: true)
     assert_equal 2, process.status&.exitstatus, process.output
-    assert_match(/\Aspindle: #{Regexp.escape(app)}\/Gemfile does not include Spindle: add `gem "spindle-server", path:/,
-                 process.output)
+    assert_equal [%(spindle: #{app}/Gemfile does not include Spindle: add `gem "spindle-server", path: "#{ROOT}"` ) +
+                  "to it and run bundle install (or leave BUNDLE_GEMFILE unset to serve the app under its own Gemfile)"],
+                 process.output.lines.map(&:chomp).grep(/\S/)
   end
 
   # `gem "spindle-server", path: CLONE` and `bundle exec spindle`: Bundler never
