@@ -27,11 +27,11 @@ class GemInstallTest < Minitest::Test
     gem_home = File.join(dir, "gems")
     env = GemSandbox.env(gem_home: gem_home)
     package = File.join(dir, "spindle-server.gem")
-    GemSandbox.gem!(env, "build", File.join(SpindleProcess::ROOT, "spindle-server.gemspec"), "--output", package,
-                    chdir: SpindleProcess::ROOT)
+    built = GemSandbox.gem!(env, "build", File.join(SpindleProcess::ROOT, "spindle-server.gemspec"), "--output", package,
+                            chdir: SpindleProcess::ROOT)
     GemSandbox.gem!(env, "install", "--local", "--no-document", package, chdir: dir)
     app = GemSandbox.app(File.join(dir, "app"), ['source "https://rubygems.org"', 'gem "spindle-server"'], APP, env: env)
-    { dir: dir, gem_home: gem_home, env: env, app: app,
+    { dir: dir, gem_home: gem_home, env: env, app: app, build_output: built,
       gem_dir: File.join(gem_home, "gems", "spindle-server-#{Spindle::VERSION}") }
   end
 
@@ -79,6 +79,11 @@ class GemInstallTest < Minitest::Test
     refute_match(/Gemfile/, server.output)
   ensure
     server&.kill!
+  end
+
+  # `gem build` warned: no homepage, an open-ended dependency on async.
+  def test_gem_build_gives_no_warning
+    assert_empty sandbox[:build_output].lines.grep(/WARNING/)
   end
 
   def test_the_gem_ships_both_executables_the_demo_and_the_docs
