@@ -7,7 +7,10 @@ module Spindle
   #   engine = Spindle::Engine.fetch("threads").new(listeners:, handler:, config:, log:)
   #   engine.run   # serves until stopped; returns once drained
   #   engine.stop  # from any thread: stop accepting, finish in-flight requests
+  #   engine.backlog  # complete requests waiting for a thread (0 where none wait)
   #   Engine::Threads.multithread?  # => what rack.multithread says
+  #   Engine::Threads.threads?      # => whether --threads sizes it
+  #   Engine::Threads.connection_capacity(config)  # => the most connections one process holds
   #
   # The Handler does the per-request work; an engine only decides when to read,
   # on which thread or fiber to call it, and what to do with its outcome.

@@ -4,15 +4,21 @@ require_relative "version"
 require_relative "connection"
 require_relative "http/response_writer"
 require_relative "http/early_hints"
+require_relative "http/hijack"
+require_relative "engine/outbox"
 require_relative "request_tracker"
 
 module Spindle
   # One complete request in, one app call, one response out, and an explicit
-  # outcome for the engine: :keep_alive, :close or :hijacked. Engines decide when
-  # and on which thread or fiber this runs; what happens here is the same for all.
+  # outcome for the engine: :keep_alive, :close or :hijacked. It is decided
+  # here, once (the request, the server's state and what the writer managed),
+  # and the engine acts on it: on :keep_alive it reads the next request once
+  # the response is out, on :close it closes the connection once the response
+  # is out, on :hijacked it forgets the connection. Engines decide when and on
+  # which thread or fiber this runs; what happens here is the same for all.
   class Handler
     CLIENT_GONE = [Errno::EPIPE, Errno::ECONNRESET, Errno::ENOTCONN, Errno::ETIMEDOUT,
-                   IOError, Connection::WriteTimeout].freeze
+                   IOError, Engine::Outbox::WriteTimeout].freeze
     ERROR_BODY = "Internal Server Error\n"
     RESPONSE_FINISHED = "rack.response_finished"
 
@@ -22,6 +28,7 @@ module Spindle
       @app = app
       @log = log
       @tracker = RequestTracker.new
+      @config = config
       @max_requests = config.max_keepalive_requests
       @oob_gc_every = config.oob_gc_every
       @writer = HTTP::ResponseWriter.new(log)
@@ -41,11 +48,11 @@ module Spindle
       )
     end
 
-    # defer_writes: the engine finishes slow writes from its selector (see
-    # Connection#write).
-    def connection(io, listener, config, defer_writes: false)
-      conn = Connection.new(io, listener, config, env_template(io, listener), defer_writes: defer_writes)
-      conn.env_template["rack.hijack"] = conn
+    # A new Connection for an accepted socket, writing through outbox (the
+    # engine's: it finishes what a slow reader has not taken).
+    def open_connection(io, listener, outbox)
+      conn = Connection.new(io, @config, env_template(io, listener), outbox)
+      conn.env_template["rack.hijack"] = HTTP::Hijack.new(conn)
       conn.env_template["rack.early_hints"] = HTTP::EarlyHints.new(conn, @writer)
       conn
     end
@@ -53,7 +60,7 @@ module Spindle
     # Serves the complete request buffered in conn.
     def serve(conn)
       @tracker.start(conn)
-      env = conn.env
+      env = conn.finish_request_env
       env[RESPONSE_FINISHED] = []
       started = Process.clock_gettime(Process::CLOCK_MONOTONIC) if @log.requests?
       begin
@@ -78,8 +85,7 @@ module Spindle
       response_finished(env, status, headers, error) if env
       @tracker.finish(conn)
       collect_garbage
-      conn.next_request if outcome == :keep_alive
-      conn.close_after_flush! if outcome == :close # what a slow reader has not taken yet still goes out
+      conn.reset_for_next_request if outcome == :keep_alive
     end
 
     # A request the parser refused: its status, and the connection closes.

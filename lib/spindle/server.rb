@@ -44,8 +44,7 @@ module Spindle
     # way in (bin/spindle, a cluster worker, the rackup handler) passes here,
     # so this is where the open-file limit is raised.
     def prepare
-      engine_class = Engine.fetch(@config.engine)
-      FileLimit.ensure_room(connection_capacity, @log)
+      FileLimit.ensure_room(engine_class.connection_capacity(@config), @log)
       @handler = Handler.new(@app, @config, @log, multithread: engine_class.multithread?,
                                                   multiprocess: @multiprocess)
       @engine = engine_class.new(listeners: @listeners, handler: @handler, config: @config, log: @log)
@@ -77,11 +76,11 @@ module Spindle
       Thread.new { sleep timeout; expire(timeout) } if timeout
     end
 
-    def backlog = @engine.respond_to?(:backlog) ? @engine.backlog : 0
+    def backlog = @engine.backlog
 
     def startup_line
       yjit = defined?(RubyVM::YJIT) && RubyVM::YJIT.enabled? ? "on" : "off"
-      threads = %w[threads hybrid].include?(@config.engine) ? " threads=#{@config.threads.join(':')}" : ""
+      threads = engine_class.threads? ? " threads=#{@config.threads.join(':')}" : ""
       workers = @config.cluster? ? " workers=#{@config.workers}" : ""
       "spindle #{VERSION} engine=#{@config.engine}#{threads}#{workers} " \
         "binds=#{@listeners.map(&:uri).join(',')} pid=#{Process.pid} ruby=#{RUBY_VERSION} yjit=#{yjit}"
@@ -102,11 +101,7 @@ module Spindle
 
     private
 
-    # The most connections this process may hold: hybrid caps each loop.
-    def connection_capacity
-      loops = @config.engine == "hybrid" ? @config.max_threads : 1
-      @config.max_connections * loops
-    end
+    def engine_class = @engine_class ||= Engine.fetch(@config.engine)
 
     def expire(timeout)
       @log.error("in-flight requests did not finish within #{timeout}s; exiting")

@@ -9,8 +9,10 @@ require_relative "../support/spindle_process"
 # started with `--engine NAME`.
 #
 # Tests close their connections when they finish, and concurrent requests say
-# Connection: close: the blocking engine serves one connection at a time, so
-# a connection left open would (correctly) starve the next test.
+# Connection: close, so each test leaves the shared server as it found it: no
+# idle connection of one test counts against the next one's (the connection
+# cap, a drain). The blocking engine watches every open connection but runs
+# one request at a time.
 module EngineContract
   CONCURRENT_CLIENTS = 40
 

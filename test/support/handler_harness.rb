@@ -6,6 +6,7 @@ require "spindle/config"
 require "spindle/log"
 require "spindle/listener"
 require "spindle/handler"
+require "spindle/engine/outbox"
 
 # Drives Spindle::Handler in-process over a real socket pair: write request bytes
 # on the client side, serve one request, read what the server wrote.
@@ -20,7 +21,8 @@ module HandlerHarness
     client, server = UNIXSocket.pair
     handler = Spindle::Handler.new(lint ? Rack::Lint.new(app) : app, build_config(**config), quiet_log,
                                    multithread: false)
-    conn = handler.connection(server, FakeListener.new("localhost", "80"), build_config(**config))
+    conn = handler.open_connection(server, FakeListener.new("localhost", "80"),
+                                   Spindle::Engine::Outbox.new(server, build_config(**config)))
     client.write(request)
     read_request(conn)
     outcome = handler.serve(conn)

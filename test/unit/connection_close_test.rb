@@ -5,6 +5,7 @@ require "objspace"
 require "socket"
 require "spindle/config"
 require "spindle/connection"
+require "spindle/engine/outbox"
 
 # A closed connection gives its read buffer back at once, not at the next GC:
 # with a connection per request, 16 KiB each would otherwise count towards
@@ -13,7 +14,8 @@ require "spindle/connection"
 class ConnectionCloseTest < Minitest::Test
   def setup
     @client, server = UNIXSocket.pair
-    @conn = Spindle::Connection.new(server, nil, Spindle::Config.new({}), {})
+    @conn = Spindle::Connection.new(server, config = Spindle::Config.new({}), {},
+                                    Spindle::Engine::Outbox.new(server, config))
   end
 
   def teardown

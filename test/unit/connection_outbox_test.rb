@@ -4,18 +4,20 @@ require "minitest/autorun"
 require "socket"
 require "spindle/config"
 require "spindle/connection"
+require "spindle/engine/outbox"
 require "spindle/engine/output_budget"
 
-# Connection#write with defer_writes: what the socket does not take waits in
-# the outbox, in order, until #flush_nonblock writes it; nothing waits for the
-# client on the writing thread. Real socket pairs, no stand-ins.
+# Engine::Outbox as the selector engines use it: what the socket does not take
+# waits in the outbox, in order, until #flush_nonblock (the selector) writes
+# it; nothing waits for the client on the writing thread. Real socket pairs,
+# no stand-ins.
 class ConnectionOutboxTest < Minitest::Test
   BIG = 8 * 1024 * 1024 # more than a UNIX socket pair buffers
 
   def setup
     @client, server = UNIXSocket.pair
     @config = Spindle::Config.new({})
-    @conn = Spindle::Connection.new(server, nil, @config, {}, defer_writes: true)
+    @conn = Spindle::Connection.new(server, @config, {}, @outbox = Spindle::Engine::Outbox.new(server, @config))
     @budget = Spindle::Engine::OutputBudget.for(@config)
   end
 
@@ -28,9 +30,9 @@ class ConnectionOutboxTest < Minitest::Test
     parts = %w[a b c].map { |byte| byte * BIG }
     parts.each { |part| @conn.write(part, true) }
 
-    assert_predicate @conn, :pending_output?
+    assert_predicate @outbox, :pending?
     assert_equal parts.join, read_while_flushing(parts.sum(&:bytesize))
-    refute_predicate @conn, :pending_output?
+    refute_predicate @outbox, :pending?
   end
 
   def test_small_output_waits_behind_the_outbox_in_order
@@ -53,7 +55,7 @@ class ConnectionOutboxTest < Minitest::Test
     @conn.write("x" * BIG, true)
     @client.close
 
-    assert_equal :eof, @conn.flush_nonblock
+    assert_equal :eof, @outbox.flush_nonblock
   end
 
   def test_what_the_outbox_holds_counts_in_the_process_budget_until_written
@@ -90,25 +92,27 @@ class ConnectionOutboxTest < Minitest::Test
   def read_while_flushing(size)
     received = +""
     10_000.times do
-      return received if received.bytesize >= size && @conn.flush_nonblock == :done
+      return received if received.bytesize >= size && @outbox.flush_nonblock == :done
 
-      @conn.flush_nonblock
+      @outbox.flush_nonblock
       received << @client.read_nonblock(1024 * 1024, exception: false).then { |got| got.is_a?(String) ? got : "" }
     end
     flunk "only #{received.bytesize} of #{size} bytes arrived"
   end
 end
 
-# Without defer_writes (the fiber engines) the writer itself waits for the
-# client, at the end of the response: the body is handed over whole first, so
-# all of it is in the outbox and counted in the budget while the client reads.
+# The fiber engines: the writer itself waits for the client, at the end of the
+# response (Outbox#finish, then the connection closes unless it finished): the
+# body is handed over whole first, so all of it is in the outbox and counted
+# in the budget while the client reads.
 class ConnectionInlineOutboxTest < Minitest::Test
   BIG = 8 * 1024 * 1024
 
   def setup
     @client, @server = UNIXSocket.pair
     @config = Spindle::Config.new({})
-    @conn = Spindle::Connection.new(@server, nil, @config, {})
+    @outbox = Spindle::Engine::Outbox.new(@server, @config)
+    @conn = Spindle::Connection.new(@server, @config, {}, @outbox)
     @budget = Spindle::Engine::OutputBudget.for(@config)
   end
 
@@ -122,7 +126,7 @@ class ConnectionInlineOutboxTest < Minitest::Test
     assert_operator @budget.held, :>, 2 * BIG, "the body should be handed over before any wait"
 
     reader = Thread.new { read_exactly(3 * BIG) }
-    @conn.next_request # waits for the client to take the rest
+    end_response # waits for the client to take the rest
     assert_equal 3 * BIG, reader.value.bytesize
     assert_equal 0, @budget.held
     refute_predicate @server, :closed?
@@ -130,7 +134,7 @@ class ConnectionInlineOutboxTest < Minitest::Test
 
   def test_a_response_without_output_waiting_keeps_the_connection_open
     @conn.write(+"small")
-    @conn.next_request
+    end_response
 
     refute_predicate @server, :closed?
     assert_equal "small", @client.read_nonblock(16)
@@ -139,7 +143,7 @@ class ConnectionInlineOutboxTest < Minitest::Test
   def test_a_client_gone_mid_response_is_closed_and_its_bytes_given_back
     @conn.write("x" * BIG, true)
     @client.close
-    @conn.close_after_flush!
+    end_response
 
     assert_predicate @server, :closed?
     assert_equal 0, @budget.held
@@ -147,9 +151,37 @@ class ConnectionInlineOutboxTest < Minitest::Test
 
   private
 
+  # What FiberLoop does once the handler has written a response.
+  def end_response
+    @conn.close unless @outbox.finish
+  end
+
   def read_exactly(size)
     received = +""
     received << @client.readpartial(1024 * 1024) while received.bytesize < size
     received
+  end
+end
+
+# The fiber engines call Outbox#finish after every response: with nothing
+# owed it must cost nothing (docs/PERFORMANCE.md counts objects per request).
+class OutboxFinishCostTest < Minitest::Test
+  def test_finishing_with_nothing_owed_allocates_nothing
+    client, server = UNIXSocket.pair
+    outbox = Spindle::Engine::Outbox.new(server, Spindle::Config.new({}))
+    outbox.finish
+    # 100 calls: the loop's own odd object aside, none (one per call before).
+    assert_operator allocations { 100.times { outbox.finish } }, :<=, 1
+  ensure
+    client&.close
+    server&.close
+  end
+
+  private
+
+  def allocations
+    before = GC.stat(:total_allocated_objects)
+    yield
+    GC.stat(:total_allocated_objects) - before
   end
 end

@@ -4,6 +4,7 @@ require "minitest/autorun"
 require "socket"
 require "spindle/config"
 require "spindle/connection"
+require "spindle/engine/outbox"
 require "spindle/engine/eviction"
 
 # Which connections a server at its cap closes for a new client: idle ones,
@@ -49,8 +50,8 @@ class EvictionTest < Minitest::Test
     client_of(served).write(REQUEST)
     served.read_nonblock
     assert_equal :complete, served.advance
-    served.env
-    served.next_request # idle again, from now: younger than fresh
+    served.finish_request_env
+    served.reset_for_next_request # idle again, from now: younger than fresh
 
     assert_equal [fresh], Spindle::Engine::Eviction.pick([served, fresh])
   end
@@ -69,7 +70,8 @@ class EvictionTest < Minitest::Test
 
   def connection
     client, server = UNIXSocket.pair
-    conn = Spindle::Connection.new(server, nil, Spindle::Config.new({}), {})
+    conn = Spindle::Connection.new(server, config = Spindle::Config.new({}), {},
+                                    Spindle::Engine::Outbox.new(server, config))
     @pairs << [client, conn]
     conn
   end

@@ -1,105 +1,98 @@
 # frozen_string_literal: true
 
-require_relative "selection"
+require_relative "selector_loop"
 require_relative "request_reader"
+require_relative "deadlines"
 require_relative "output_budget"
 
 module Spindle
   module Engine
-    # The reference engine: one thread, one request at a time. A Selection
-    # (epoll) watches the listeners and every open connection; a connection
-    # whose request has fully arrived is served at once, the app and the
-    # response write blocking the process. A slow app holds everything: that is
-    # the baseline the other engines are measured against. A slow client does
-    # not: its partial request stays parked, bounded by deadlines, and the end
-    # of a response it reads slowly waits in the connection's outbox.
+    # The reference engine: one thread, one request at a time. Its
+    # SelectorLoop watches the listeners and every open connection; a
+    # connection whose request has fully arrived is served at once, here, the
+    # app and the response write blocking the process. A slow app holds
+    # everything: that is the baseline the other engines are measured
+    # against. A slow client does not: its partial request stays parked,
+    # bounded by deadlines, and the end of a response it reads slowly waits
+    # in the connection's outbox, written by the loop.
     #
     # While those outboxes hold more than the output budget, complete requests
-    # are set aside unserved and no connection is accepted; the selector keeps
+    # are set aside unserved and no connection is accepted; the loop keeps
     # writing to the slow readers until the budget has room again.
     class Blocking
       TICK = 1.0
 
       def self.multithread? = false
+      def self.threads? = false
+      def self.connection_capacity(config) = config.max_connections
 
       def initialize(listeners:, handler:, config:, log:)
         @handler = handler
-        @config = config
         @log = log
-        @selection = Selection.new(listeners, handler, config)
-        @reader = RequestReader.new(handler, config)
+        @deadlines = Deadlines.new(config)
+        @selection = Selection.new(listeners, handler.writer, @deadlines)
+        @reader = RequestReader.new(handler, config, @deadlines)
         @budget = OutputBudget.for(config, log)
         @set_aside = [] # connections with a complete request, waiting for the budget
         @stopping = false
+        @loop = SelectorLoop.new(@selection, self, handler: handler, config: config, log: log,
+                                                   tick: TICK, accept_burst: 1)
       end
 
-      def run
-        @selection.watch_listeners
-        turn until @stopping && @selection.empty? && @set_aside.empty?
-      ensure
-        @set_aside.each(&:close)
-        @selection.close
-      end
+      def run = @loop.run
 
       def stop
         @stopping = true
-        @selection.wakeup
+        @loop.stop
       end
 
-      private
+      # Requests wait for nothing but this thread: none queue.
+      def backlog = 0
 
-      def turn
-        @selection.select(TICK) { |ready| ready.is_a?(Listener) ? accept(ready) : ready(ready) }
-        serve_set_aside unless @budget.over?
-        @selection.expire(@stopping)
-        if @stopping || @budget.over? || @selection.full?(@config.max_connections)
-          @selection.unwatch_listeners
-        else
-          @selection.watch_listeners
-        end
-      end
-
-      # At the cap, the new client takes the place of the longest-idle ones.
-      def accept(listener)
-        return if @budget.over?
-        return unless (victims = @selection.room(@config.max_connections))
-
-        socket = listener.accept_nonblock or return
-        @selection.evict(victims)
-        @selection.watch(@handler.connection(socket, listener, @config, defer_writes: true))
-      rescue Listener::Exhausted => e
-        @log.error("cannot accept (#{e.message}); closing the longest-idle connection")
-        @selection.drop_oldest
-      end
-
-      def ready(conn)
-        return serve(conn) unless conn.pending_output?
-
-        serve(conn) if @selection.flush(conn) && conn.buffered?
-      end
+      # The SelectorLoop's strategy (see there).
 
       # Serves the requests conn has already sent in full. A request still
       # arriving is left to the selector, never waited on. complete: one is
       # already parsed (a connection set aside).
-      def serve(conn, complete: false)
+      def readable(conn, complete: false)
         while complete || (state = @reader.poll(conn)) == :complete
           complete = false
           return set_aside(conn) if @budget.over?
 
           outcome = @handler.serve(conn)
           return @selection.forget(conn) if outcome == :hijacked
-          return finish_output(conn) if conn.pending_output?
+          return finish_output(conn, outcome) if conn.outbox.pending?
           return @selection.drop(conn) if outcome == :close
           break unless conn.buffered? # nothing more yet: the selector will say when
         end
         return @selection.forget(conn) if state == :closed
 
-        conn.next_deadline(Timeouts.now, @config)
-        @selection.drop(conn) if @stopping && conn.closable_when_draining?
+        @deadlines.renew(conn)
+        @selection.drop(conn) if @stopping && @deadlines.closable_when_draining?(conn)
       rescue StandardError => e
         @log.exception(e, "connection failed")
         @selection.drop(conn)
       end
+
+      def between_turns(_stopping)
+        serve_set_aside unless @budget.over?
+      end
+
+      def accept? = true
+      def idle? = @set_aside.empty?
+      def away = @set_aside.size
+
+      # A descriptor is freed at once: this engine holds idle connections only
+      # as spare, and a single thread has no other way to make progress.
+      def out_of_descriptors(selection, error)
+        @log.error("cannot accept (#{error.message}); closing the longest-idle connection")
+        selection.drop_oldest
+        false
+      end
+
+      def close = @set_aside.each(&:close)
+
+      private
 
       # The output budget is spent: the app is not called until it has room.
       def set_aside(conn)
@@ -111,14 +104,15 @@ module Spindle
         until @set_aside.empty? || @budget.over?
           conn = @set_aside.shift
           @selection.watch(conn)
-          serve(conn, complete: true)
+          readable(conn, complete: true)
         end
       end
 
-      # The client reads slowly: the selector writes the rest of the response.
-      def finish_output(conn)
+      # The client reads slowly: the loop writes the rest of the response,
+      # then acts on its outcome.
+      def finish_output(conn, outcome)
         @selection.forget(conn)
-        @selection.watch_output(conn)
+        @selection.watch_output(conn, outcome)
       end
     end
   end

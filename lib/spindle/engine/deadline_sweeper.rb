@@ -9,7 +9,7 @@ module Spindle
     # connections a few times a second and ends those waiting past their
     # deadline: their fiber is stopped at its wait, then they get a 408 (when
     # mid-request) and are closed. Once the loop drains, it also closes the
-    # connections idle long enough to be closed (Connection#closable_when_draining?).
+    # connections idle long enough to be closed (Deadlines#expired?).
     #
     # Why not a timeout per wait: the scheduler makes a timer for each one, and
     # a cancelled timer leaves its heap only once every timer ahead of it has
@@ -19,10 +19,13 @@ module Spindle
     class DeadlineSweeper
       INTERVAL = 0.25
 
-      # connections: Connection => the Async::Task serving it.
-      def initialize(connections, handler)
+      # connections: Connection => the Async::Task serving it; writer: what
+      # words a 408.
+      def initialize(connections, deadlines, writer)
         @connections = connections
-        @handler = handler
+        @deadlines = deadlines
+        @writer = writer
+        @draining = false
       end
 
       def start(task)
@@ -49,13 +52,13 @@ module Spindle
         @connections.each do |conn, task|
           next unless conn.waiting_for_client?
 
-          found << [conn, task] if conn.deadline <= now || (@draining && conn.closable_when_draining?(now))
+          found << [conn, task] if @deadlines.expired?(conn, now, @draining)
         end
         found
       end
 
       def expire(conn, task)
-        Timeouts.stop_and_expire(conn, task, @handler)
+        Timeouts.stop_and_expire(conn, task, @writer)
       end
     end
   end

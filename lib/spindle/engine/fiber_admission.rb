@@ -43,9 +43,9 @@ module Spindle
       def evict(victims)
         victims.each do |conn|
           task = @connections[conn]
-          next unless task && conn.waiting_for_client? && conn.idle_between_requests? && conn.quiet?
+          next unless task && conn.waiting_for_client? && Eviction.idle?(conn) && Eviction.quiet?(conn)
 
-          Timeouts.stop_and_expire(conn, task, @handler)
+          Timeouts.stop_and_expire(conn, task, @handler.writer)
         end
       end
     end

@@ -12,6 +12,8 @@ require_relative "request_reader"
 require_relative "stall_detector"
 require_relative "deadline_sweeper"
 require_relative "fiber_admission"
+require_relative "outbox"
+require_relative "deadlines"
 
 module Spindle
   module Engine
@@ -43,7 +45,8 @@ module Spindle
         @handler = handler
         @config = config
         @log = log
-        @reader = RequestReader.new(handler, config)
+        @deadlines = Deadlines.new(config)
+        @reader = RequestReader.new(handler, config, @deadlines)
         @connections = {} # Connection => its Async::Task
         @wake_r, @wake_w = IO.pipe
       end
@@ -53,7 +56,7 @@ module Spindle
           @connection_ended = Async::Condition.new
           @root = task
           detector = StallDetector.new(@log, @config.stall_threshold).start(task)
-          sweeper = DeadlineSweeper.new(@connections, @handler).start(task)
+          sweeper = DeadlineSweeper.new(@connections, @deadlines, @handler.writer).start(task)
           acceptors = @listeners.map { |listener| task.async { accept_loop(listener) } }
           @wake_r.wait_readable
           drain(acceptors, sweeper)
@@ -91,7 +94,7 @@ module Spindle
       end
 
       def serve(socket, listener, task)
-        conn = @handler.connection(socket, listener, @config)
+        conn = @handler.open_connection(socket, listener, Outbox.new(socket, @config))
         @connections[conn] = task
         serve_requests(conn)
       rescue StandardError => e
@@ -105,10 +108,11 @@ module Spindle
       def serve_requests(conn)
         state = @reader.read(conn)
         while state == :complete
-          case @handler.serve(conn)
-          when :close then return conn.close
-          when :hijacked then return
-          end
+          outcome = @handler.serve(conn)
+          return if outcome == :hijacked
+          # This fiber writes what a slow reader has not taken yet (Outbox#finish).
+          return conn.close unless conn.outbox.finish && outcome == :keep_alive
+
           state = @reader.read_next(conn)
         end
       end

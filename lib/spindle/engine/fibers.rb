@@ -7,6 +7,8 @@ module Spindle
     # One event loop per process, a fiber per connection. See FiberLoop.
     class Fibers
       def self.multithread? = false
+      def self.threads? = false
+      def self.connection_capacity(config) = config.max_connections
 
       def initialize(listeners:, handler:, config:, log:)
         @loop = FiberLoop.new(listeners: listeners, handler: handler, config: config, log: log)
@@ -14,6 +16,7 @@ module Spindle
 
       def run = @loop.run
       def stop = @loop.stop
+      def backlog = 0 # a request runs in its connection's fiber at once
     end
   end
 end

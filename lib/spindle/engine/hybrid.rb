@@ -9,6 +9,9 @@ module Spindle
     # only its own thread's loop. The thread count is the --threads maximum.
     class Hybrid
       def self.multithread? = true
+      def self.threads? = true # --threads MAX is the number of loops
+      # max_connections caps each loop.
+      def self.connection_capacity(config) = config.max_connections * config.max_threads
 
       def initialize(listeners:, handler:, config:, log:)
         @loops = Array.new(config.max_threads) do
@@ -22,6 +25,7 @@ module Spindle
       end
 
       def stop = @loops.each(&:stop)
+      def backlog = 0 # a request runs in its connection's fiber at once
     end
   end
 end

@@ -1,136 +1,61 @@
 # frozen_string_literal: true
 
-require_relative "selection"
-require_relative "request_reader"
-require_relative "output_budget"
-
 module Spindle
   module Engine
-    # The threads engine's I/O thread. It accepts connections and reads each
-    # request until it is complete (head and body), so a slow client costs a
-    # registered socket, never a pool thread. Complete requests go to the pool;
-    # keep-alive connections come back here between requests, and so does a
-    # response whose end a slow reader has not taken yet: the reactor writes it.
+    # The threads engine's strategy for its SelectorLoop (the I/O thread). It
+    # reads each request until it is complete (head and body), so a slow
+    # client costs a registered socket, never a pool thread; a complete
+    # request leaves the selector for the ThreadPool's queue. Between
+    # selects it takes back, from the Mailbox, the connections whose response
+    # a pool thread has written: keep-alive ones are watched for their next
+    # request, and a response whose end a slow reader has not taken yet is
+    # written here, then its outcome acted on.
     #
-    # Everything touching the selector runs on the reactor's own thread; other
-    # threads hand connections back through #resume, which queues and wakes it.
-    # While the pool has no spare thread, or the output budget is spent, the
-    # listeners are not watched, so new connections wait in the kernel's
-    # backlog (where other processes can take them) instead of in this
-    # process. At the connection cap, a new client takes the place of the
-    # connections idle the longest (Selection#room).
+    # New connections are accepted only while the pool has a spare thread, so
+    # they wait in the kernel's backlog instead of in a busy process.
     class Reactor
       TICK = 0.5
       ACCEPT_BURST = 32
-      BACK_OFF = 0.5
 
-      def initialize(listeners:, handler:, config:, pool:, log:)
-        @handler = handler
-        @config = config
+      def initialize(selection, reader, deadlines, pool, mailbox)
+        @selection = selection
+        @reader = reader
+        @deadlines = deadlines
         @pool = pool
-        @log = log
-        @selection = Selection.new(listeners, handler, config)
-        @reader = RequestReader.new(handler, config)
-        @budget = OutputBudget.for(config, log)
-        @resumed = Thread::Queue.new
-        @stopping = false
-        @backing_off = nil
-      end
-
-      def run
-        @selection.watch_listeners
-        turn until @stopping && @selection.empty? && @resumed.empty? && @pool.idle?
-      ensure
-        @selection.close
-      end
-
-      # From any thread: a connection whose response is done and may carry more.
-      def resume(conn)
-        @resumed << conn
-        @selection.wakeup
-      end
-
-      # From any thread: the pool freed a thread.
-      def wakeup
-        @selection.wakeup unless @selection.accepting? || @stopping
-      end
-
-      def stop
-        @stopping = true
-        @selection.wakeup
-      end
-
-      private
-
-      def turn
-        @selection.select(TICK) { |ready| ready.is_a?(Listener) ? accept(ready) : ready(ready) }
-        take_resumed
-        @selection.expire(@stopping)
-        @stopping ? @selection.unwatch_listeners : balance_accepting
-      end
-
-      def accept(listener)
-        ACCEPT_BURST.times do
-          return @selection.unwatch_listeners unless can_accept?
-          return unless (victims = @selection.room(@config.max_connections))
-
-          socket = listener.accept_nonblock or return
-          @selection.evict(victims)
-          @selection.watch(@handler.connection(socket, listener, @config, defer_writes: true))
-        end
-      rescue Listener::Exhausted => e
-        back_off(e)
-      end
-
-      # Writes what a slow reader's outbox holds; once it is out, the
-      # connection reads its next request.
-      def ready(conn)
-        return progress(conn) unless conn.pending_output?
-
-        progress(conn) if @selection.flush(conn) && conn.buffered?
+        @mailbox = mailbox
       end
 
       # Reads what arrived; a complete request leaves the selector for the pool.
-      def progress(conn)
+      def readable(conn)
         case @reader.poll(conn)
         when :complete
           @selection.forget(conn)
+          @mailbox.handed_out
           @pool << conn
-        when :incomplete then conn.next_deadline(Timeouts.now, @config)
+        when :incomplete then @deadlines.renew(conn)
         when :closed then @selection.forget(conn)
         end
       end
 
-      def take_resumed
-        until @resumed.empty?
-          conn = @resumed.pop
-          next conn.close if @stopping && conn.closable_when_draining?
-          next @selection.watch_output(conn) if conn.pending_output?
+      def between_turns(stopping)
+        @mailbox.take do |conn, outcome|
+          next @selection.watch_output(conn, outcome) if conn.outbox.pending?
+          next conn.close if stopping && @deadlines.closable_when_draining?(conn)
 
           @selection.watch(conn)
-          progress(conn) if conn.buffered? # a pipelined request already read
+          readable(conn) if conn.buffered? # a pipelined request already read
         end
       end
 
-      # Out of file descriptors: stop accepting for a moment and keep serving the
-      # connections we have; their closing frees descriptors.
-      def back_off(error)
-        @log.error("cannot accept (#{error.message}); pausing accepts for #{BACK_OFF}s") unless @backing_off
-        @selection.unwatch_listeners
-        @backing_off = Timeouts.now + BACK_OFF
-      end
+      def accept? = @pool.spare?
+      def idle? = @mailbox.empty? && @pool.idle?
+      def away = @mailbox.away
 
-      def can_accept?
-        @pool.spare? && !@budget.over? && !@selection.full?(@config.max_connections) &&
-          !(@backing_off && Timeouts.now < @backing_off)
-      end
+      # Pause accepting (SelectorLoop backs off): the connections we have
+      # keep being served, and their closing frees descriptors.
+      def out_of_descriptors(_selection, _error) = true
 
-      def balance_accepting
-        @backing_off = nil if @backing_off && Timeouts.now >= @backing_off
-        if @selection.accepting? then @selection.unwatch_listeners unless can_accept?
-        elsif can_accept? then @selection.watch_listeners
-        end
-      end
+      def close; end
     end
   end
 end

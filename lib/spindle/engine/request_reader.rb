@@ -1,6 +1,5 @@
 # frozen_string_literal: true
 
-require_relative "timeouts"
 require_relative "output_budget"
 
 module Spindle
@@ -12,9 +11,10 @@ module Spindle
     # #poll never waits (the blocking engine and the reactor, which wait in a
     # selector instead).
     class RequestReader
-      def initialize(handler, config)
+      # deadlines: the engine's Deadlines, renewed before each wait.
+      def initialize(handler, config, deadlines)
         @handler = handler
-        @config = config
+        @deadlines = deadlines
         @budget = OutputBudget.for(config)
       end
 
@@ -28,7 +28,7 @@ module Spindle
           @budget.wait_for_room if state == :complete
           return state unless state == :incomplete
 
-          conn.next_deadline(Timeouts.now, @config)
+          @deadlines.renew(conn)
           conn.wait_for_client
         end
       end
@@ -39,7 +39,7 @@ module Spindle
       # buffered are parsed at once).
       def read_next(conn)
         unless conn.buffered?
-          conn.next_deadline(Timeouts.now, @config)
+          @deadlines.renew(conn)
           conn.wait_for_client
         end
         read(conn)

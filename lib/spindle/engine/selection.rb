@@ -7,14 +7,15 @@ require_relative "eviction"
 module Spindle
   module Engine
     # An epoll selector (nio4r) with the listeners and connections it watches,
-    # and their deadlines. The blocking engine and the threads engine's reactor
-    # both wait on one; they differ only in what they do with a ready
-    # connection. Used from one thread only.
+    # and their deadlines, asked of its Deadlines. The SelectorLoop (blocking
+    # and threads engines) waits on one. Used from one thread only, but for
+    # #wakeup.
     #
     # A connection is watched either for its next request (readable) or, while
-    # the end of a response waits in its outbox for a slow reader, for room to
+    # the end of a response waits in its Outbox for a slow reader, for room to
     # write it (writable); #flush finishes such a response here, so no thread
-    # waits on the client.
+    # waits on the client, and then acts on the response's outcome (the
+    # Handler's): :keep_alive watches for the next request, :close closes.
     #
     # At the connection cap, #room names the idle connections to close so a
     # new client fits (Eviction); when none is idle, #full? says so for a
@@ -24,12 +25,14 @@ module Spindle
       # While full, look for a newly idle connection this often.
       FULL_RECHECK = 0.25
 
-      def initialize(listeners, handler, config)
+      # writer: what words a 408 (Timeouts.expire); deadlines: Deadlines.
+      def initialize(listeners, writer, deadlines)
         @listeners = listeners
-        @handler = handler
-        @config = config
+        @writer = writer
+        @deadlines = deadlines
         @selector = NIO::Selector.new
         @conns = {} # socket => Connection
+        @outcomes = {}.compare_by_identity # Connection => the outcome of the response it is writing
         @accepting = false
         @next_expiry = 0
         @full_until = 0
@@ -47,14 +50,16 @@ module Spindle
       def wakeup = @selector.wakeup
 
       def watch(conn)
-        conn.next_deadline(Timeouts.now, @config)
+        @deadlines.renew(conn)
         @selector.register(conn.io, :r).value = conn
         @conns[conn.io] = conn
       end
 
-      # Watches conn until its outbox is written (see #flush).
-      def watch_output(conn)
-        conn.next_deadline(Timeouts.now, @config)
+      # Watches conn until its outbox is written, then acts on outcome (see
+      # #flush).
+      def watch_output(conn, outcome)
+        @deadlines.renew(conn)
+        @outcomes[conn] = outcome
         @selector.register(conn.io, :w).value = conn
         @conns[conn.io] = conn
       end
@@ -63,13 +68,14 @@ module Spindle
       # conn is watched for its next request again; false while it waits for
       # the client, or when it was closed (client gone, or :close outcome).
       def flush(conn)
-        case conn.flush_nonblock
+        case conn.outbox.flush_nonblock
         when :wait
-          conn.next_deadline(Timeouts.now, @config)
+          @deadlines.renew(conn)
           return false
         when :done
+          outcome = @outcomes[conn]
           forget(conn)
-          unless conn.close_after_flush?
+          if outcome == :keep_alive
             watch(conn)
             return true
           end
@@ -81,6 +87,7 @@ module Spindle
       def forget(conn)
         @selector.deregister(conn.io)
         @conns.delete(conn.io)
+        @outcomes.delete(conn)
       end
 
       def drop(conn)
@@ -100,10 +107,10 @@ module Spindle
 
         @next_expiry = now + EXPIRY_INTERVAL
         @conns.values.each do |conn|
-          next unless conn.deadline <= now || (draining && conn.closable_when_draining?(now))
+          next unless @deadlines.expired?(conn, now, draining)
 
           forget(conn)
-          Timeouts.expire(conn, @handler)
+          Timeouts.expire(conn, @writer)
         end
       end
 

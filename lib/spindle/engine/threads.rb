@@ -1,17 +1,25 @@
 # frozen_string_literal: true
 
+require_relative "selector_loop"
 require_relative "reactor"
+require_relative "mailbox"
 require_relative "thread_pool"
+require_relative "request_reader"
+require_relative "deadlines"
 require_relative "output_budget"
 
 module Spindle
   module Engine
-    # A reactor thread buffers whole requests; a bounded thread pool runs the app.
-    # Pool threads serve pipelined requests already in hand before handing the
-    # connection back, up to a small number so one client cannot keep a thread.
-    # While slow readers' outboxes hold more than the output budget, a pool
-    # thread waits before calling the app: the pool then has no spare thread,
-    # so the reactor accepts nothing either, and keeps writing to the readers.
+    # A reactor thread buffers whole requests; a bounded thread pool runs the
+    # app. A request goes one way round: SelectorLoop + Reactor (accept, read
+    # until complete) -> the ThreadPool's queue -> a pool thread (#work: the
+    # Handler) -> the Mailbox -> the Reactor (next request, or the rest of a
+    # slow reader's response). Pool threads serve pipelined requests already
+    # in hand before handing the connection back, up to a small number so one
+    # client cannot keep a thread. While slow readers' outboxes hold more than
+    # the output budget, a pool thread waits before calling the app: the pool
+    # then has no spare thread, so the reactor accepts nothing either, and
+    # keeps writing to the readers.
     class Threads
       PIPELINE_TURNS = 8
       # How long a pool thread waits for the next request on its keep-alive
@@ -21,24 +29,31 @@ module Spindle
       FAST_KEEPALIVE = 0.005
 
       def self.multithread? = true
+      def self.threads? = true # --threads sizes the pool
+      def self.connection_capacity(config) = config.max_connections
 
       def initialize(listeners:, handler:, config:, log:)
         @handler = handler
         @config = config
         @log = log
         @budget = OutputBudget.for(config, log)
+        deadlines = Deadlines.new(config)
+        selection = Selection.new(listeners, handler.writer, deadlines)
+        @mailbox = Mailbox.new(selection)
         @pool = ThreadPool.new(min: config.min_threads, max: config.max_threads,
-                               on_free: -> { @reactor.wakeup }) { |conn| work(conn) }
-        @reactor = Reactor.new(listeners: listeners, handler: handler, config: config, pool: @pool, log: log)
+                               on_free: @mailbox.method(:thread_freed)) { |conn| work(conn) }
+        reactor = Reactor.new(selection, RequestReader.new(handler, config, deadlines), deadlines, @pool, @mailbox)
+        @loop = SelectorLoop.new(selection, reactor, handler: handler, config: config, log: log,
+                                                     tick: Reactor::TICK, accept_burst: Reactor::ACCEPT_BURST)
       end
 
       def run
-        @reactor.run
+        @loop.run
       ensure
         @pool.shutdown(@config.shutdown_timeout)
       end
 
-      def stop = @reactor.stop
+      def stop = @loop.stop
 
       # Complete requests waiting for a pool thread.
       def backlog = @pool.queued
@@ -54,22 +69,28 @@ module Spindle
         conn.read_nonblock == :data && conn.advance == :complete
       end
 
+      # A pool thread's turn with conn, which holds a complete request.
       def work(conn)
         PIPELINE_TURNS.times do
           @budget.wait_for_room
-          case @handler.serve(conn)
-          when :close then return conn.pending_output? ? @reactor.resume(conn) : conn.close
-          when :hijacked then return
-          end
-          return @reactor.resume(conn) if conn.pending_output? || !next_request_here?(conn)
+          outcome = @handler.serve(conn)
+          return @mailbox.gone if outcome == :hijacked
+          return @mailbox.post(conn, outcome) if conn.outbox.pending? # the reactor writes the rest
+          return close(conn) if outcome == :close
+          return @mailbox.post(conn, outcome) unless next_request_here?(conn)
         end
         @pool << conn # a complete request is in hand: it queues behind the others
       rescue HTTP::ParseError => e
         @handler.refuse(conn, e)
-        conn.close
+        close(conn)
       rescue StandardError => e
         @log.exception(e, "connection failed")
+        close(conn)
+      end
+
+      def close(conn)
         conn.close
+        @mailbox.gone
       end
     end
   end

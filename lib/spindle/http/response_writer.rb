@@ -25,7 +25,6 @@ module Spindle
     # on for the real response and take the next one as this one's.
     class ResponseWriter
       COALESCE_LIMIT = 64 * 1024
-      CHUNK_END = "\r\n"
       LAST_CHUNK = "0\r\n\r\n"
       KEEP_ALIVE_LINE = "connection: keep-alive\r\n"
       CLOSE_LINE = "connection: close\r\n"
@@ -118,6 +117,12 @@ module Spindle
                                "or #call (wrap a String in an Array)"
       end
 
+      # Rack SPEC: every body part is a String. Checked as each part comes, so
+      # that an Array body's bad part is found before its head goes out.
+      def check_part(part)
+        raise InvalidResponse, "body part is a #{part.class}, not a String" unless part.is_a?(String)
+      end
+
       def report(problems, env)
         return unless @log
 
@@ -177,8 +182,7 @@ module Spindle
       def write_array(conn, env, head, parts, keep_alive)
         length = 0
         parts.each do |part|
-          raise InvalidResponse, "body part is a #{part.class}, not a String" unless part.is_a?(String)
-
+          check_part(part)
           length += part.bytesize
         end
         head << "content-length: " << (LENGTHS[length] || length.to_s) << "\r\n"
@@ -193,8 +197,7 @@ module Spindle
       def send_parts(conn, head, parts, held)
         sent = 0
         parts.each do |part|
-          raise InvalidResponse, "body part is a #{part.class}, not a String" unless part.is_a?(String)
-
+          check_part(part)
           sent += part.bytesize
           if head && head.bytesize + part.bytesize <= COALESCE_LIMIT
             head << part
@@ -236,7 +239,7 @@ module Spindle
         # that raises before producing anything can still become a 500.
         pending = head
         body.each do |part|
-          raise InvalidResponse, "body part is a #{part.class}, not a String" unless part.is_a?(String)
+          check_part(part)
           next if part.empty? # an empty chunk would end the body
 
           conn.write(pending ? pending << chunk(part) : chunk(part))
@@ -253,8 +256,7 @@ module Spindle
       def write_close_delimited(conn, head, body)
         conn.write(head << CLOSE_LINE << "\r\n")
         body.each do |part|
-          raise InvalidResponse, "body part is a #{part.class}, not a String" unless part.is_a?(String)
-
+          check_part(part)
           conn.write(part)
         end
         :close
@@ -271,7 +273,7 @@ module Spindle
 
       def write_partial_hijack(conn, head, hijack)
         conn.write(head << "\r\n")
-        hijack.call(conn.call)
+        hijack.call(conn.hand_over)
         :hijacked
       end
 

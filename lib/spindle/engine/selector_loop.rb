@@ -1,0 +1,124 @@
+# frozen_string_literal: true
+
+require_relative "selection"
+require_relative "outbox"
+require_relative "output_budget"
+
+module Spindle
+  module Engine
+    # The selector engines' one loop: a thread waits on a Selection (epoll)
+    # over the listeners and the open connections; it accepts, writes what
+    # slow readers have not taken, reads requests, and closes what missed its
+    # deadline. The blocking engine and the threads engine differ only in
+    # their strategy: what it does with a connection that has bytes to read
+    # (the blocking engine serves it here; the threads engine's Reactor reads
+    # the request and hands it to the pool), and what it does between turns.
+    #
+    # A strategy answers:
+    #   readable(conn)      # conn has bytes to read and owes the client nothing
+    #   between_turns(stopping)  # after each select: work handed back, set aside
+    #   accept?             # may a new connection come in (the strategy's own reasons)
+    #   idle?               # nothing of its own in hand (for the end of a drain)
+    #   away                # open connections it holds outside the selection
+    #                       # (they count towards --max-connections too)
+    #   out_of_descriptors(selection, error)  # accept failed with EMFILE/ENFILE: true to pause accepting
+    #   close               # the loop ends: close what it still holds
+    #
+    # While the output budget is spent, at the connection cap with none idle,
+    # or while the strategy says no, the listeners are not watched, so new
+    # connections wait in the kernel's backlog (where other processes can take
+    # them) instead of in this process. At the cap, a new client takes the
+    # place of the connections idle the longest (Selection#room).
+    class SelectorLoop
+      BACK_OFF = 0.5
+
+      # tick: the longest select; accept_burst: connections accepted per
+      # readable listener before looking at the others.
+      def initialize(selection, strategy, handler:, config:, log:, tick:, accept_burst:)
+        @selection = selection
+        @strategy = strategy
+        @handler = handler
+        @config = config
+        @log = log
+        @tick = tick
+        @accept_burst = accept_burst
+        @budget = OutputBudget.for(config, log)
+        @stopping = false
+        @backing_off = nil
+      end
+
+      def run
+        @selection.watch_listeners
+        turn until @stopping && @selection.empty? && @strategy.idle?
+      ensure
+        @strategy.close
+        @selection.close
+      end
+
+      # From any thread.
+      def stop
+        @stopping = true
+        @selection.wakeup
+      end
+
+      def stopping? = @stopping
+
+      private
+
+      def turn
+        @selection.select(@tick) { |io_owner| io_owner.is_a?(Listener) ? accept(io_owner) : ready(io_owner) }
+        @strategy.between_turns(@stopping)
+        @selection.expire(@stopping)
+        balance_accepting
+      end
+
+      def accept(listener)
+        @accept_burst.times do
+          return @selection.unwatch_listeners unless accept?
+          return unless (victims = @selection.room(limit))
+
+          socket = listener.accept_nonblock or return
+          @selection.evict(victims)
+          @selection.watch(@handler.open_connection(socket, listener, Outbox.new(socket, @config)))
+        end
+      rescue Listener::Exhausted => e
+        back_off(e) if @strategy.out_of_descriptors(@selection, e)
+      end
+
+      # Writes what a slow reader's outbox holds; once it is out (and the
+      # response's outcome keeps the connection), the strategy reads what
+      # the client sent next.
+      def ready(conn)
+        return @strategy.readable(conn) unless conn.outbox.pending?
+
+        @strategy.readable(conn) if @selection.flush(conn) && conn.buffered?
+      end
+
+      # Out of file descriptors: stop accepting for a moment and keep serving
+      # the connections we have; their closing frees descriptors.
+      def back_off(error)
+        @log.error("cannot accept (#{error.message}); pausing accepts for #{BACK_OFF}s") unless @backing_off
+        @selection.unwatch_listeners
+        @backing_off = Timeouts.now + BACK_OFF
+      end
+
+      def accept?
+        !@stopping && @strategy.accept? && !@budget.over? && !@selection.full?(limit) &&
+          !(@backing_off && Timeouts.now < @backing_off)
+      end
+
+      # What the selection may hold: the cap less the connections away from it
+      # (in the pool, being served). Counting only the selection let the
+      # threads engine pass the cap by a pool's worth, and let a client in
+      # without closing an idle one while its last request was still away.
+      def limit = @config.max_connections - @strategy.away
+
+      def balance_accepting
+        @backing_off = nil if @backing_off && Timeouts.now >= @backing_off
+        if @selection.accepting? then @selection.unwatch_listeners unless accept?
+        elsif accept? then @selection.watch_listeners
+        end
+      end
+    end
+  end
+end

@@ -1,0 +1,66 @@
+# frozen_string_literal: true
+
+require "minitest/autorun"
+require "socket"
+require "spindle/config"
+require "spindle/connection"
+require "spindle/handler"
+require "spindle/engine/outbox"
+require "spindle/engine/deadlines"
+require "spindle/engine/selection"
+require "spindle/engine/mailbox"
+
+# The threads engine's way back from the pool to the reactor: pool threads
+# post connections with their outcome, the reactor's thread takes them
+# between selects, and a post wakes a select that is waiting.
+class MailboxTest < Minitest::Test
+  def setup
+    @config = Spindle::Config.new({})
+    deadlines = Spindle::Engine::Deadlines.new(@config)
+    @selection = Spindle::Engine::Selection.new([], Spindle::HTTP::ResponseWriter.new, deadlines)
+    @mailbox = Spindle::Engine::Mailbox.new(@selection)
+    @sockets = []
+  end
+
+  def teardown
+    @selection.close
+    @sockets.each(&:close)
+  end
+
+  # Connections in the pool count towards --max-connections: away from the
+  # hand-out until they are taken back, or gone (closed, hijacked).
+  def test_connections_are_away_until_taken_back_or_gone
+    3.times { @mailbox.handed_out }
+    assert_equal 3, @mailbox.away
+    Thread.new { @mailbox.post(connection, :keep_alive); @mailbox.gone }.join
+    assert_equal 2, @mailbox.away
+    @mailbox.take { |_conn, _outcome| nil }
+    assert_equal 1, @mailbox.away
+  end
+
+  def test_connections_come_back_with_their_outcome
+    kept = connection
+    closing = connection
+    Thread.new { @mailbox.post(kept, :keep_alive); @mailbox.post(closing, :close) }.join
+
+    taken = []
+    @mailbox.take { |conn, outcome| taken << [conn, outcome] }
+    assert_equal [[closing, :close], [kept, :keep_alive]], taken
+    assert_predicate @mailbox, :empty?
+  end
+
+  def test_a_post_wakes_a_waiting_select
+    poster = Thread.new { sleep 0.05; @mailbox.post(connection, :keep_alive) }
+    @selection.select(30) { flunk "nothing is watched" } # returns at the wakeup, not after 30 s
+    poster.join
+    refute_predicate @mailbox, :empty?
+  end
+
+  private
+
+  def connection
+    client, server = UNIXSocket.pair
+    @sockets << client << server
+    Spindle::Connection.new(server, @config, {}, Spindle::Engine::Outbox.new(server, @config))
+  end
+end
