@@ -1,7 +1,8 @@
 # frozen_string_literal: true
 
-require "rbconfig"
+require "digest"
 require "fileutils"
+require "rbconfig"
 require_relative "native"
 
 module Spindle
@@ -20,15 +21,38 @@ module Spindle
 
     module_function
 
-    def run!(groups: [])
-      ENV["BUNDLE_GEMFILE"] ||= File.join(Native::ROOT, "Gemfile")
-      install_gems(groups)
+    # What the stamp of our own bundle watches.
+    OWN_FILES = %w[Gemfile Gemfile.lock spindle-server.gemspec].map { |f| File.join(Native::ROOT, f) }.freeze
+
+    # gemfile: one AppBundle wrote to serve an app under the app's gems; when
+    # nil, the one BUNDLE_GEMFILE names (bin/test-ruby3.3 names its own), else
+    # this checkout's. watched: the files whose change means "check the bundle
+    # again"; stamp: where the last successful check is remembered. Both
+    # default to the chosen Gemfile's own.
+    def run!(groups: [], gemfile: nil, watched: nil, stamp: nil)
+      ENV["BUNDLE_GEMFILE"] = gemfile if gemfile
+      ENV["BUNDLE_GEMFILE"] ||= OWN_FILES.first
+      chosen = File.expand_path(ENV["BUNDLE_GEMFILE"])
+      install_gems(groups, watched || watched_for(chosen), stamp || stamp_for(chosen, groups))
       build_extension
     end
 
-    def install_gems(groups)
-      stamp = File.join(Native::ROOT, "tmp", "bundle-ok-#{RUBY_VERSION}-#{groups.join('-')}")
-      return if fresh?(stamp, %w[Gemfile Gemfile.lock spindle-server.gemspec])
+    # Another Gemfile is checked again when it or its lock changes, not only
+    # when ours does (a stamp of ours skipped the check of any other Gemfile).
+    def watched_for(gemfile)
+      gemfile == OWN_FILES.first ? OWN_FILES : [*OWN_FILES, gemfile, "#{gemfile}.lock"]
+    end
+
+    # Ours keeps its name (bin/test-ruby3.3 finds stale stamps by it); another
+    # Gemfile's is named after its path.
+    def stamp_for(gemfile, groups)
+      name = "bundle-ok-#{RUBY_VERSION}-#{groups.join('-')}"
+      name += "-#{Digest::SHA256.hexdigest(gemfile)[0, 12]}" unless gemfile == OWN_FILES.first
+      File.join(Native::ROOT, "tmp", name)
+    end
+
+    def install_gems(groups, watched, stamp)
+      return if fresh?(stamp, watched)
 
       env = groups.empty? ? {} : { "BUNDLE_WITH" => groups.join(":") }
       unless system(env, "bundle", "check", out: File::NULL, err: File::NULL)
@@ -48,13 +72,12 @@ module Spindle
       nil
     end
 
-    # True when stamp is newer than every one of files: nothing changed since the
-    # last successful check, so the slow `bundle check` is skipped.
+    # True when stamp is newer than every one of files (absolute paths): nothing
+    # changed since the last successful check, so the slow `bundle check` is skipped.
     def fresh?(stamp, files)
       return false unless File.exist?(stamp)
 
-      files.map { |f| File.join(Native::ROOT, f) }.select { |f| File.exist?(f) }
-           .all? { |f| File.mtime(f) <= File.mtime(stamp) }
+      files.select { |f| File.exist?(f) }.all? { |f| File.mtime(f) <= File.mtime(stamp) }
     end
 
     # Several servers may start at once (the test suite does): the lock makes

@@ -92,6 +92,9 @@ module Spindle
     end
 
     def serve_cluster(config, log, rackup)
+      # Loaded here, not first in a worker: an engine that cannot run (async
+      # 2.24.0 on Ruby 3.1) is one start-up line, not a worker failing forever.
+      Engine.fetch(config.engine)
       require_relative "cluster/master"
       Cluster::Master.new(config, log, rackup).run
       0

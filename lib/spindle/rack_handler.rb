@@ -70,6 +70,7 @@ module Spindle
     # rackup's config.ru itself. A hot restart (USR2) starts this same command
     # again, which inherits the listeners as a bin/spindle would.
     def run_cluster(app, config, log, options)
+      Engine.fetch(config.engine) # as in CLI#serve_cluster: fails here, not in every worker
       require_relative "cluster/master"
       Cluster::HotRestart.remember([], command: own_command_line || [RbConfig.ruby, $PROGRAM_NAME])
       rackup = options[:config] || "config.ru"

@@ -1,10 +1,11 @@
 # frozen_string_literal: true
 
-# async 2.24+ calls IO#timeout, which Ruby 3.1 lacks. Under Bundler the Gemfile
-# pins it; without Bundler (rackup, a plain gem install), pick a version that
-# works here rather than the newest one installed.
-gem "async", "< 2.24" if RUBY_VERSION < "3.2" && !defined?(Bundler)
+# async 2.24.0 crashes on Ruby 3.1: refuse it with the Gemfile pin to add
+# (AsyncGuard) rather than fail inside async at the first wait.
+require_relative "async_guard"
+Spindle::Engine::AsyncGuard.activate!
 require "async"
+Spindle::Engine::AsyncGuard.check!
 require "async/barrier" # not used here: ENGINES.md promises apps Async::Barrier
 require "async/condition"
 require_relative "request_reader"
