@@ -52,7 +52,7 @@ module RailsAppContract
     def start_app
       options = RailsApp.spawn_options(application_name)
       args = ["-b", SpindleIntegrationTest::LOOPBACK, *server_flags]
-      return CommandProcess.start("bundle", "exec", "spindle", *args, **options) if bundle_exec?
+      return CommandProcess.start(%w[bundle exec spindle], *args, **options) if bundle_exec?
 
       SpindleProcess.start(*args, "config.ru", **options)
     end
@@ -118,27 +118,27 @@ end
 class RailsIntegrationTest < SpindleIntegrationTest
   def test_rails_server_reads_config_spindle_rb
     pid_file = File.join(Dir.mktmpdir("spindle-rails"), "server.pid")
-    app = start(CommandProcess, RbConfig.ruby, "bin/rails", "server", "-u", "spindle", "-b", "127.0.0.1",
-                "-p", "0", "-P", pid_file, env: { "SPINDLE_ENGINE" => "hybrid", "RAILS_MAX_THREADS" => "3" })
+    app = start([RbConfig.ruby, "bin/rails", "server"], "-u", "spindle", "-b", "127.0.0.1", "-p", "0", "-P", pid_file,
+                env: { "SPINDLE_ENGINE" => "hybrid", "RAILS_MAX_THREADS" => "3" })
     assert_match(/ engine=hybrid threads=1:3 /, app.start_line)
     assert_equal 200, FormClient.new(app).get("/posts").status
   end
 
   def test_bundle_exec_spindle_reads_config_spindle_rb
-    app = start(CommandProcess, "bundle", "exec", "spindle", "-b", LOOPBACK, env: { "SPINDLE_ENGINE" => "fibers" })
+    app = start(%w[bundle exec spindle], "-b", LOOPBACK, env: { "SPINDLE_ENGINE" => "fibers" })
     assert_match(/ engine=fibers /, app.start_line)
     assert_equal 200, FormClient.new(app).get("/posts").status
   end
 
   def test_a_flag_wins_over_config_spindle_rb
-    app = start(SpindleProcess, "-b", LOOPBACK, "--engine", "blocking", "config.ru",
+    app = start(nil, "-b", LOOPBACK, "--engine", "blocking", "config.ru",
                 env: { "SPINDLE_ENGINE" => "fibers" })
     assert_match(/ engine=blocking /, app.start_line)
   end
 
   def test_a_fiber_engine_warns_when_the_isolation_level_is_thread
     %w[fibers hybrid].each do |engine|
-      app = start(SpindleProcess, "-b", LOOPBACK, "--engine", engine, "config.ru",
+      app = start(nil, "-b", LOOPBACK, "--engine", engine, "config.ru",
                   env: { "ISOLATION_LEVEL" => "thread" })
       warning = app.wait_for_output(/isolation level is :thread.*\n/)
       assert warning, "no isolation warning on #{engine}:\n#{app.output}"
@@ -147,7 +147,7 @@ class RailsIntegrationTest < SpindleIntegrationTest
   end
 
   def test_the_threads_engine_does_not_warn_about_the_isolation_level
-    app = start(SpindleProcess, "-b", LOOPBACK, "--engine", "threads", "config.ru",
+    app = start(nil, "-b", LOOPBACK, "--engine", "threads", "config.ru",
                 env: { "ISOLATION_LEVEL" => "thread" })
     assert_equal 200, FormClient.new(app).get("/posts").status
     refute_match(/isolation level/, app.output)
@@ -155,8 +155,10 @@ class RailsIntegrationTest < SpindleIntegrationTest
 
   private
 
-  def start(kind, *command, env:)
-    process = kind.start(*command, **RailsApp.spawn_options("spindle-rails-#{name}", env))
+  # command: nil for the clone's bin/spindle.
+  def start(command, *args, env:)
+    options = RailsApp.spawn_options("spindle-rails-#{name}", env)
+    process = command ? CommandProcess.start(command, *args, **options) : SpindleProcess.start(*args, **options)
     @processes << process
     process
   end

@@ -42,7 +42,7 @@ module SinatraAppContract
       options = AppServer.spawn_options(APP, "DATABASE_URL" => url, "DB_POOL" => WAITERS.to_s,
                                                    "RACK_ENV" => "production")
       args = ["-b", SpindleIntegrationTest::LOOPBACK, *server_flags]
-      return CommandProcess.start("bundle", "exec", "spindle", *args, **options) if bundle_exec?
+      return CommandProcess.start(%w[bundle exec spindle], *args, **options) if bundle_exec?
 
       SpindleProcess.start(*args, "config.ru", **options)
     end

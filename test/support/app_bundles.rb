@@ -23,8 +23,8 @@ module AppBundles
   def install(dir)
     name = File.basename(dir)
     stamp = File.join(Spindle::Native::ROOT, "tmp", "bundle-ok-#{RUBY_VERSION}-app-#{name}")
-    relative = dir.delete_prefix("#{Spindle::Native::ROOT}/")
-    return if Spindle::Bootstrap.fresh?(stamp, ["#{relative}/Gemfile", "#{relative}/Gemfile.lock", "spindle.gemspec"])
+    gemfile = File.join(dir, "Gemfile")
+    return if Spindle::Bootstrap.fresh?(stamp, [*Spindle::Bootstrap::OWN_FILES, gemfile, "#{gemfile}.lock"])
 
     env = environment(dir)
     unless system(env, "bundle", "check", chdir: dir, out: File::NULL, err: File::NULL)

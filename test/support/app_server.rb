@@ -4,6 +4,7 @@ require "uri"
 require "cgi"
 require "pg"
 require_relative "spindle_process"
+require_relative "command_process"
 require_relative "postgres_server"
 
 # Serving the apps of test/apps/ (each with its own Gemfile) the ways a team
@@ -16,14 +17,14 @@ module AppServer
 
   def dir(app) = File.join(APPS, app)
 
-  # The environment of a process in the app's bundle: none of the variables
-  # the test process's own Bundler set (BUNDLE_GEMFILE, RUBYOPT=-rbundler/setup,
-  # BUNDLE_WITH=test...), so the app's Gemfile decides what loads.
-  def environment(app, extra = {})
+  # The environment of a process started in the app's directory: none of the
+  # variables the test process's own Bundler set (BUNDLE_GEMFILE,
+  # RUBYOPT=-rbundler/setup, BUNDLE_WITH=test...). What a user's shell has:
+  # each command finds the app's Gemfile itself (bundle exec and bin/rails in
+  # the directory, bin/spindle beside the rackup file).
+  def environment(_app, extra = {})
     base = defined?(Bundler) ? Bundler.unbundled_env : ENV.to_h
-    base.reject { |name, _| name.start_with?("BUNDLE") }
-        .merge("BUNDLE_GEMFILE" => File.join(dir(app), "Gemfile"))
-        .merge(extra)
+    base.reject { |name, _| name.start_with?("BUNDLE") }.merge(extra)
   end
 
   # Options for SpindleProcess: the app's directory and environment.
@@ -49,29 +50,6 @@ module AppServer
     PostgresServer.shared.url.sub(%r{:///postgres\?}, ":///#{name}?")
   ensure
     admin&.close
-  end
-end
-
-# A server started by any command, not only bin/spindle: `bundle exec
-# spindle`, `bin/rails server -u spindle`. Everything else (draining output,
-# the start-up line, kill at exit) is SpindleProcess's.
-class CommandProcess < SpindleProcess
-  # One registry of live processes (SpindleProcess's), killed at exit.
-  def self.register(process) = SpindleProcess.register(process)
-  def self.unregister(process) = SpindleProcess.unregister(process)
-
-  private
-
-  def spawn(chdir, env)
-    out_read, out_write = IO.pipe
-    err_read, err_write = IO.pipe
-    @pid = Process.spawn(env, *@args, chdir: chdir, in: File::NULL, out: out_write, err: err_write,
-                                      pgroup: true, **@spawn_options)
-    out_write.close
-    err_write.close
-    self.class.register(self)
-    @readers = [drain(out_read, @stdout), drain(err_read, @stderr)]
-    @waiter = Thread.new { reap }
   end
 end
 
