@@ -95,21 +95,7 @@ module RailsOverlapContract
   end
 end
 
-{
-  "Blocking" => [%w[--engine blocking], false],
-  "Threads" => [%w[--engine threads], false],
-  "Fibers" => [%w[--engine fibers], false],
-  "Hybrid" => [%w[--engine hybrid -t 2:2], false],
-  "Cluster" => [%w[-w 2], true], # `bundle exec spindle`, as a team runs it
-}.each do |label, (flags, bundle_exec)|
-  klass = Class.new(SpindleIntegrationTest) do
-    include RailsAppContract
-    include RailsOverlapContract if %w[Fibers Hybrid].include?(label)
-    define_singleton_method(:server_flags) { flags }
-    define_singleton_method(:bundle_exec?) { bundle_exec }
-  end
-  Object.const_set("Rails#{label}AppTest", klass)
-end
+AppServer.define_tests("Rails", RailsAppContract, RailsOverlapContract)
 
 # Rails integration: the app's config/spindle.rb (engine from SPINDLE_ENGINE,
 # threads from RAILS_MAX_THREADS, as Puma's config/puma.rb reads them) is read

@@ -96,18 +96,4 @@ module SinatraOverlapContract
   end
 end
 
-{
-  "Blocking" => [%w[--engine blocking], false],
-  "Threads" => [%w[--engine threads], false],
-  "Fibers" => [%w[--engine fibers], false],
-  "Hybrid" => [%w[--engine hybrid -t 2:2], false],
-  "Cluster" => [%w[-w 2], true], # `bundle exec spindle`, as a team runs it
-}.each do |label, (flags, bundle_exec)|
-  klass = Class.new(SpindleIntegrationTest) do
-    include SinatraAppContract
-    include SinatraOverlapContract if %w[Fibers Hybrid].include?(label)
-    define_singleton_method(:server_flags) { flags }
-    define_singleton_method(:bundle_exec?) { bundle_exec }
-  end
-  Object.const_set("Sinatra#{label}AppTest", klass)
-end
+AppServer.define_tests("Sinatra", SinatraAppContract, SinatraOverlapContract)

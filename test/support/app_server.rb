@@ -51,6 +51,30 @@ module AppServer
   ensure
     admin&.close
   end
+
+  # Each engine, and a two-worker cluster started with `bundle exec spindle`
+  # as a team runs it: label => [flags, bundle exec?].
+  SERVINGS = {
+    "Blocking" => [%w[--engine blocking], false],
+    "Threads" => [%w[--engine threads], false],
+    "Fibers" => [%w[--engine fibers], false],
+    "Hybrid" => [%w[--engine hybrid -t 2:2], false],
+    "Cluster" => [%w[-w 2], true],
+  }.freeze
+
+  # Defines one test class per serving (e.g. RailsFibersAppTest) from an
+  # app's contract; the fiber engines also get the overlap contract.
+  def define_tests(prefix, contract, overlap)
+    SERVINGS.each do |label, (flags, bundle_exec)|
+      klass = Class.new(SpindleIntegrationTest) do
+        include contract
+        include overlap if %w[Fibers Hybrid].include?(label)
+        define_singleton_method(:server_flags) { flags }
+        define_singleton_method(:bundle_exec?) { bundle_exec }
+      end
+      Object.const_set("#{prefix}#{label}AppTest", klass)
+    end
+  end
 end
 
 # A browser's part in a form round trip: keeps the cookies the app sets (the

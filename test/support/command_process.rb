@@ -37,15 +37,5 @@ class CommandProcess < SpindleProcess
 
   private
 
-  def spawn(chdir, env)
-    out_read, out_write = IO.pipe
-    err_read, err_write = IO.pipe
-    @pid = Process.spawn(env, *@command, *args, chdir: chdir, in: File::NULL, out: out_write,
-                                                err: err_write, pgroup: true, **@spawn_options)
-    out_write.close
-    err_write.close
-    self.class.register(self)
-    @readers = [drain(out_read, @stdout), drain(err_read, @stderr)]
-    @waiter = Thread.new { reap }
-  end
+  attr_reader :command
 end

@@ -220,11 +220,14 @@ class SpindleProcess
 
   private
 
+  # What is run: this checkout's bin/spindle (CommandProcess runs another).
+  def command = [RbConfig.ruby, BIN]
+
   def spawn(chdir, env)
     out_read, out_write = IO.pipe
     err_read, err_write = IO.pipe
-    @pid = Process.spawn(env, RbConfig.ruby, BIN, *@args, chdir: chdir, in: File::NULL, out: out_write,
-                                                           err: err_write, pgroup: true, **@spawn_options)
+    @pid = Process.spawn(env, *command, *@args, chdir: chdir, in: File::NULL, out: out_write,
+                                                err: err_write, pgroup: true, **@spawn_options)
     out_write.close
     err_write.close
     self.class.register(self)
