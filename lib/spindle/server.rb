@@ -70,11 +70,13 @@ module Spindle
 
     # Stops accepting and lets in-flight requests finish; after timeout seconds
     # (nil: no limit) the process exits anyway.
+    # The log line comes last: once it is out, every response says
+    # "connection: close" (tests, and operators, read it as "draining now").
     def drain(timeout)
-      @log.info("spindle: draining (#{timeout ? "up to #{timeout}s" : 'no time limit'}); signal again to stop at once")
       @restart&.stopping!
       @handler.stopping!
       @engine.stop
+      @log.info("spindle: draining (#{timeout ? "up to #{timeout}s" : 'no time limit'}); signal again to stop at once")
       Thread.new { sleep timeout; expire(timeout) } if timeout
     end
 
