@@ -27,15 +27,12 @@ class MailboxTest < Minitest::Test
     @sockets.each(&:close)
   end
 
-  # Connections in the pool count towards --max-connections: away from the
-  # hand-out until they are taken back, or gone (closed, hijacked).
-  def test_connections_are_away_until_taken_back_or_gone
-    3.times { @mailbox.handed_out }
-    assert_equal 3, @mailbox.away
-    Thread.new { @mailbox.post(connection, :keep_alive); @mailbox.gone }.join
-    assert_equal 2, @mailbox.away
+  # Posted connections count towards --max-connections until taken.
+  def test_size_counts_connections_posted_and_not_taken
+    Thread.new { @mailbox.post(connection, :keep_alive); @mailbox.post(connection, :close) }.join
+    assert_equal 2, @mailbox.size
     @mailbox.take { |_conn, _outcome| nil }
-    assert_equal 1, @mailbox.away
+    assert_equal 0, @mailbox.size
   end
 
   def test_connections_come_back_with_their_outcome

@@ -13,20 +13,10 @@ module Spindle
         @selection = selection
         @kept = Thread::Queue.new # :keep_alive: read the next request
         @closing = Thread::Queue.new # :close, with a response a slow reader still owes
-        @away = 0 # connections handed to the pool and not back yet
-        @lock = Thread::Mutex.new
       end
 
-      # Connections away from the reactor: queued for, or held by, a pool
-      # thread, or posted here and not taken yet. They count towards the cap.
-      attr_reader :away
-
-      # On the reactor's thread: conn went to the pool.
-      def handed_out = count(1)
-
-      # From a pool thread: a connection it had will not come back (closed,
-      # or hijacked by the app).
-      def gone = count(-1)
+      # Connections posted and not taken yet.
+      def size = @kept.size + @closing.size
 
       # From a pool thread. No pair is allocated: the outcome picks the queue.
       def post(conn, outcome)
@@ -44,19 +34,9 @@ module Spindle
 
       # On the reactor's thread: each connection posted so far, with its outcome.
       def take
-        until @closing.empty?
-          count(-1)
-          yield @closing.pop, :close
-        end
-        until @kept.empty?
-          count(-1)
-          yield @kept.pop, :keep_alive
-        end
+        yield @closing.pop, :close until @closing.empty?
+        yield @kept.pop, :keep_alive until @kept.empty?
       end
-
-      private
-
-      def count(step) = @lock.synchronize { @away += step }
     end
   end
 end

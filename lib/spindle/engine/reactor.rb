@@ -30,7 +30,6 @@ module Spindle
         case @reader.poll(conn)
         when :complete
           @selection.forget(conn)
-          @mailbox.handed_out
           @pool << conn
         when :incomplete then @deadlines.renew(conn)
         when :closed then @selection.forget(conn)
@@ -49,7 +48,10 @@ module Spindle
 
       def accept? = @pool.spare?
       def idle? = @mailbox.empty? && @pool.idle?
-      def away = @mailbox.away
+      # Connections away from the selection: queued for the pool, held by a
+      # busy pool thread (one each), or posted back and not taken yet. Read
+      # without locks: a stale count errs by a connection for one turn.
+      def away = @pool.queued + @pool.busy + @mailbox.size
 
       # Pause accepting (SelectorLoop backs off): the connections we have
       # keep being served, and their closing frees descriptors.

@@ -39,6 +39,9 @@ module Spindle
 
       def queued = @queue.size
 
+      # Items a thread is working on now. Read without the lock, like #spare?.
+      def busy = @busy
+
       # Lets running work finish, then ends the threads; gives up at the deadline.
       def shutdown(timeout)
         @mutex.synchronize do

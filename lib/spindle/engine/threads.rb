@@ -74,23 +74,18 @@ module Spindle
         PIPELINE_TURNS.times do
           @budget.wait_for_room
           outcome = @handler.serve(conn)
-          return @mailbox.gone if outcome == :hijacked
+          return if outcome == :hijacked
           return @mailbox.post(conn, outcome) if conn.outbox.pending? # the reactor writes the rest
-          return close(conn) if outcome == :close
+          return conn.close if outcome == :close
           return @mailbox.post(conn, outcome) unless next_request_here?(conn)
         end
         @pool << conn # a complete request is in hand: it queues behind the others
       rescue HTTP::ParseError => e
         @handler.refuse(conn, e)
-        close(conn)
+        conn.close
       rescue StandardError => e
         @log.exception(e, "connection failed")
-        close(conn)
-      end
-
-      def close(conn)
         conn.close
-        @mailbox.gone
       end
     end
   end
