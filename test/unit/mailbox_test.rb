@@ -46,11 +46,16 @@ class MailboxTest < Minitest::Test
     assert_predicate @mailbox, :empty?
   end
 
+  # A select with no timeout returns only when woken: the join's deadline
+  # fails the test if the post does not wake it (no sleep orders the two; a
+  # wakeup before the select starts makes it return at once).
   def test_a_post_wakes_a_waiting_select
-    poster = Thread.new { sleep 0.05; @mailbox.post(connection, :keep_alive) }
-    @selection.select(30) { flunk "nothing is watched" } # returns at the wakeup, not after 30 s
-    poster.join
+    selecting = Thread.new { @selection.select(nil) { flunk "nothing is watched" } }
+    @mailbox.post(connection, :keep_alive)
+    assert selecting.join(10), "the post did not wake the select"
     refute_predicate @mailbox, :empty?
+  ensure
+    selecting&.kill
   end
 
   private
