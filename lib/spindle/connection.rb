@@ -2,64 +2,40 @@
 
 require_relative "http/parser"
 require_relative "http/input"
+require_relative "http/read_buffer"
+require_relative "engine/deadlines"
 
 module Spindle
-  # One client connection: its socket, the bytes read but not yet parsed, the
+  # One client connection: its socket, its read buffer (HTTP::ReadBuffer), the
   # parser and the body being collected, and 100-continue. Every engine reads
   # requests through this class; they differ only in how they wait for the
   # socket. Its policies live with their owners: response bytes go out
   # through its Engine::Outbox, deadlines are Engine::Deadlines', and what
   # happens after a response is the engine's, from the Handler's outcome.
   class Connection
-    READ_SIZE = 16 * 1024
+    READ_SIZE = HTTP::ReadBuffer::SIZE
     CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n"
     RACK_INPUT = "rack.input"
 
-    attr_reader :io, :requests, :env_template, :outbox, :idle_since
-    # Kept here for Engine::Deadlines, which sets them: the current deadline;
-    # the head's deadline and when the body began (per request, cleared by
-    # #reset_for_next_request).
-    attr_accessor :deadline, :head_deadline, :body_started
+    # marks: this connection's deadlines, kept for Engine::Deadlines.
+    attr_reader :io, :requests, :env_template, :outbox, :marks
 
     def initialize(io, config, env_template, outbox)
       @io = io
       @env_template = env_template
       @outbox = outbox
-      @buffer = String.new(capacity: READ_SIZE, encoding: Encoding::BINARY)
-      @offset = 0
-      @scratch = nil # only a connection that pipelines needs a second buffer
+      @reads = HTTP::ReadBuffer.new
       @parser = HTTP::Parser.new(**config.parser_limits)
       @body = String.new(encoding: Encoding::BINARY)
       @input = HTTP::Input.new(config.body_spool_threshold)
       @requests = 0
-      @idle_since = Process.clock_gettime(Process::CLOCK_MONOTONIC) # accepted: idle until a byte arrives
-      @continue_sent = false
-      @request_started = false
-      @response_started = false
-      @hijacked = false
-      @waiting = false
-      @deadline = nil
-      @head_deadline = nil
-      @body_started = nil
+      # Accepted: idle until a byte arrives.
+      @marks = Engine::Deadlines::Marks.new(nil, nil, nil, Engine::Deadlines.now)
+      @continue_sent = @request_started = @response_started = @hijacked = @waiting = false
     end
 
     # Reads what the socket has, without waiting. :data, :wait or :eof.
-    def read_nonblock
-      if @offset == @buffer.bytesize
-        @offset = 0
-        got = @io.read_nonblock(READ_SIZE, @buffer, exception: false)
-        @buffer.clear unless got.is_a?(String)
-      else
-        @scratch ||= String.new(capacity: READ_SIZE, encoding: Encoding::BINARY)
-        got = @io.read_nonblock(READ_SIZE, @scratch, exception: false)
-        @buffer << got if got.is_a?(String)
-      end
-      return :data if got.is_a?(String)
-
-      got == :wait_readable ? :wait : :eof
-    rescue Errno::ECONNRESET, Errno::EPIPE, Errno::ETIMEDOUT, IOError
-      :eof
-    end
+    def read_nonblock = @reads.fill(@io)
 
     # Parses what has been read. :complete when a whole request is in, else
     # :incomplete; raises HTTP::ParseError for input that must be refused.
@@ -67,12 +43,12 @@ module Spindle
       @request_started = true
       @parser.env ||= @env_template.dup
       loop do
-        @offset = @parser.execute(@buffer, @offset, @body)
+        @reads.feed(@parser, @body)
         @input.drain(@body)
         return :complete if @parser.done?
 
         send_continue if @parser.head_complete? && !@continue_sent
-        return :incomplete if @offset >= @buffer.bytesize
+        return :incomplete if @reads.consumed?
       end
     end
 
@@ -91,10 +67,10 @@ module Spindle
     def waiting_for_client? = @waiting
 
     # True when bytes of a next request are already here (pipelining).
-    def buffered? = @offset < @buffer.bytesize
+    def buffered? = @reads.buffered?
 
-    # True between requests: no byte of the next one has arrived yet. Since
-    # #idle_since (accepted, or its last response ended).
+    # True between requests: no byte of the next one has arrived yet (since
+    # marks.idle_since: accepted, or its last response ended).
     def idle? = !@request_started
 
     def head_complete? = @parser.head_complete?
@@ -116,17 +92,10 @@ module Spindle
     # Readies the connection for the next request on it.
     def reset_for_next_request
       @requests += 1
-      @idle_since = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      @marks.next_request(Engine::Deadlines.now)
       @parser.reset
-      @continue_sent = false
-      @request_started = false
-      @response_started = false
-      @head_deadline = nil
-      @body_started = nil
-      return unless @offset == @buffer.bytesize
-
-      @buffer.clear
-      @offset = 0
+      @continue_sent = @request_started = @response_started = false
+      @reads.rewind_if_consumed
     end
 
     # The response writer's way out: see Engine::Outbox#write.
@@ -151,9 +120,10 @@ module Spindle
 
     def hijacked? = @hijacked
 
+    # Frees the buffers at once (see HTTP::ReadBuffer#release) and closes.
     def close
       @input.discard
-      release_buffers
+      @reads.release
       @outbox.drop
       @io.close unless @hijacked || @io.closed?
     rescue IOError, SystemCallError
@@ -162,19 +132,10 @@ module Spindle
 
     private
 
-    # Frees the read buffers now rather than at the next GC sweep, so a closed
-    # connection's 16 KiB stops counting towards Ruby's malloc increase (see
-    # docs/MEMORY.md and docs/REFORKING.md).
-    def release_buffers
-      @buffer.clear
-      @scratch&.clear
-      @offset = 0
-    end
-
     # RFC 9110 §10.1.1: answer 100 only while the body is still to come.
     def send_continue
       @continue_sent = true
-      return unless @parser.expect_continue? && !@parser.done? && @offset >= @buffer.bytesize
+      return unless @parser.expect_continue? && !@parser.done? && @reads.consumed?
 
       @outbox.write_all(CONTINUE)
     end

@@ -25,6 +25,16 @@ module Spindle
 
       def self.now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
 
+      # One connection's clock, kept by the connection and set by #renew:
+      # its current deadline (at); the head's deadline and when the body
+      # began, both per request; and since when it has been idle.
+      Marks = Struct.new(:at, :head, :body_started, :idle_since) do
+        def next_request(now)
+          self.head = self.body_started = nil
+          self.idle_since = now
+        end
+      end
+
       def initialize(config)
         @keepalive = config.keepalive_timeout
         @header = config.header_timeout
@@ -35,12 +45,12 @@ module Spindle
 
       # Sets conn's deadline from now, given that it just made progress.
       def renew(conn, now = Deadlines.now)
-        conn.deadline = if conn.outbox.pending?
+        conn.marks.at = if conn.outbox.pending?
                           now + @write
                         elsif conn.idle?
                           now + @keepalive
                         elsif !conn.head_complete?
-                          conn.head_deadline ||= now + @header
+                          conn.marks.head ||= now + @header
                         else
                           body_deadline(conn, now)
                         end
@@ -49,7 +59,7 @@ module Spindle
       # True when conn is to be closed now: past its deadline, or, while the
       # server drains, idle long enough to go.
       def expired?(conn, now, draining)
-        conn.deadline <= now || (draining && closable_when_draining?(conn, now))
+        conn.marks.at <= now || (draining && closable_when_draining?(conn, now))
       end
 
       # Idle for DRAIN_IDLE after serving at least one request: a keep-alive
@@ -59,7 +69,7 @@ module Spindle
       # request: bytes waiting on the socket, or a response not yet taken.
       def closable_when_draining?(conn, now = Deadlines.now)
         conn.idle? && !conn.outbox.pending? && conn.requests.positive? &&
-          now - conn.idle_since >= DRAIN_IDLE && !conn.io.wait_readable(0)
+          now - conn.marks.idle_since >= DRAIN_IDLE && !conn.io.wait_readable(0)
       end
 
       private
@@ -68,8 +78,8 @@ module Spindle
         idle = now + @read
         return idle unless @min_body_rate
 
-        conn.body_started ||= now
-        [idle, conn.body_started + @read + (conn.body_size.to_f / @min_body_rate)].min
+        started = (conn.marks.body_started ||= now)
+        [idle, started + @read + (conn.body_size.to_f / @min_body_rate)].min
       end
     end
   end

@@ -47,7 +47,7 @@ module Spindle
         idle = connections.select { |conn| idle?(conn) && (!block_given? || yield(conn)) }
         return NONE if idle.empty?
 
-        idle.sort_by!(&:idle_since).lazy.select { |conn| quiet?(conn) }.first((idle.size / 8).clamp(1, BATCH))
+        idle.sort_by! { |conn| conn.marks.idle_since }.lazy.select { |conn| quiet?(conn) }.first((idle.size / 8).clamp(1, BATCH))
       end
     end
   end
