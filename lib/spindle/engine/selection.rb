@@ -138,7 +138,7 @@ module Spindle
 
       # Out of descriptors: frees the one whose deadline is nearest.
       def drop_oldest
-        conn = @conns.values.min_by(&:deadline)
+        conn = @conns.values.min_by { |c| c.marks.at }
         drop(conn) if conn
       end
 
