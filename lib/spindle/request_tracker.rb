@@ -1,9 +1,13 @@
 # frozen_string_literal: true
 
+require_relative "metrics/duration_histogram"
+
 module Spindle
   # Counts requests for stats and heartbeats: how many served, how many in
   # flight, and how long the oldest in-flight one has run (how the cluster finds
-  # a request that hangs). Thread-safe; one per process.
+  # a request that hangs), and how long the finished ones took
+  # (Metrics::DurationHistogram: from the app call to the response written).
+  # Thread-safe; one per process.
   class RequestTracker
     attr_reader :served
 
@@ -11,6 +15,7 @@ module Spindle
       @mutex = Thread::Mutex.new
       @started = {} # connection => when its current request began
       @served = 0
+      @durations = Metrics::DurationHistogram.new
     end
 
     def start(conn)
@@ -19,11 +24,16 @@ module Spindle
     end
 
     def finish(conn)
+      now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
       @mutex.synchronize do
-        @started.delete(conn)
+        started = @started.delete(conn)
         @served += 1
+        @durations.observe(now - started) if started
       end
     end
+
+    # A Metrics::DurationHistogram::Snapshot of the requests finished so far.
+    def durations = @mutex.synchronize { @durations.snapshot }
 
     def in_flight = @mutex.synchronize { @started.size }
 

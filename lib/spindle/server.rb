@@ -7,6 +7,7 @@ require_relative "signals"
 require_relative "single_restart"
 require_relative "file_limit"
 require_relative "rails_check"
+require_relative "metrics/single_process"
 
 module Spindle
   # One serving process: listeners, an engine and its handler, and the
@@ -34,6 +35,7 @@ module Spindle
     def bind
       inherited = SingleRestart.inherited_listeners if @restartable
       @listeners = inherited || @config.binds.map { |uri| Listener.open(uri, backlog: @config.backlog) }
+      @successor = !inherited.nil?
       @bound = true
       self
     rescue Listener::Error
@@ -58,11 +60,13 @@ module Spindle
       prepare
       @restart = SingleRestart.new(@log, @listeners, command_line: @restartable)
       install_signals(Signals::SINGLE)
+      @metrics = Metrics::SingleProcess.new(@config, @log, self).start(successor: @successor) if @config.metrics
       @log.announce(startup_line)
       SingleRestart.tell_predecessor(@log) if @restartable
       serve
       @log.info("spindle: stopped")
     ensure
+      @metrics&.close
       close_listeners(unlink: owns_socket_files?)
     end
 
@@ -73,6 +77,7 @@ module Spindle
     # The log line comes last: once it is out, every response says
     # "connection: close" (tests, and operators, read it as "draining now").
     def drain(timeout)
+      @metrics&.close if @restart&.handed_over? # the successor waits for the address
       @restart&.stopping!
       @handler.stopping!
       @engine.stop

@@ -13,6 +13,8 @@ require_relative "subreaper"
 require_relative "hot_restart"
 require_relative "stats_report"
 require_relative "control_server"
+require_relative "../metrics/endpoint"
+require_relative "../metrics/cluster_source"
 
 module Spindle
   module Cluster
@@ -25,10 +27,11 @@ module Spindle
     class Master
       TICK = 0.5
       MEMORY_CHECK_EVERY = 5.0
+      METRICS_RETRY = 1.0 # seconds between tries for the metrics address the previous master holds
       # Every one has a meaning in #dispatch; Signals::WORKER lists them all too.
       SIGNALS = %i[TERM INT QUIT USR1 USR2 TTIN TTOU HUP].freeze
 
-      attr_reader :children, :generation, :desired, :started_at
+      attr_reader :children, :generation, :desired, :started_at, :restarts
 
       # app: an app already built (the rackup handler's); preloaded instead of
       # loading rackup a second time.
@@ -47,6 +50,8 @@ module Spindle
         @stopping = nil
         @successor = nil # the new master a USR2 started, until it takes over or dies
         @gave_up = false
+        @restarts = {} # worker index => processes started in that slot after its first
+        @metrics_retry_at = nil # while a new master waits for the previous one's metrics address
       end
 
       def run
@@ -56,6 +61,7 @@ module Spindle
         exit(1) if @gave_up
       ensure
         @control&.close
+        @metrics&.close
         @server&.close_listeners(unlink: owns_socket_files?)
       end
 
@@ -75,6 +81,7 @@ module Spindle
         @spawner = Spawner.new(config: @config, log: @log, children: @children, listeners: @server.listeners,
                                closes_in_child: [@signals.reader, @control&.io].compact)
         @spawner.app_source(@app, @rackup)
+        open_metrics
         @started_at = Time.now
         Process.setproctitle("spindle master")
         @log.announce(@server.startup_line)
@@ -88,12 +95,40 @@ module Spindle
         murder_lazy_workers
         recycle_fat_workers
         advance_rollout
+        retry_metrics if @metrics_retry_at
         refork if refork_due?
         maintain_worker_count
       end
 
       def open_control
         @control = ControlServer.open(@config, @signals) if @config.control
+      end
+
+      # A new master cannot have the address while the master that started it
+      # still serves on it: it tries each METRICS_RETRY until that one lets
+      # go (#quit, once this one serves). The listener is opened on this
+      # thread, so every worker forked after it knows to close it.
+      def open_metrics
+        return unless @config.metrics
+
+        @metrics = Metrics::Endpoint.new(@config.metrics, source: Metrics::ClusterSource.new(@signals))
+        @parent_master ? @metrics_retry_at = 0 : start_metrics
+      end
+
+      def start_metrics
+        @metrics.start
+        @spawner.close_in_child(@metrics.io)
+        @log.info("spindle: metrics at #{@metrics.uri} (GET /metrics)")
+      end
+
+      def retry_metrics
+        now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        return if now < @metrics_retry_at
+
+        start_metrics
+        @metrics_retry_at = nil
+      rescue Listener::Error
+        @metrics_retry_at = now + METRICS_RETRY
       end
 
       def dispatch(item)
@@ -112,9 +147,14 @@ module Spindle
         end
       end
 
-      # A control command that wants a reply: [:stats, queue].
+      # A command that wants a reply: [:stats, reply] from the control
+      # endpoint, [:metrics, reply] from the metrics endpoint.
       def answer(command, reply)
-        reply << (command == :stats ? StatsReport.new(self, @config).to_h : { "error" => "unknown" })
+        reply << case command
+                 when :stats then StatsReport.new(self, @config).to_h
+                 when :metrics then StatsReport.new(self, @config).to_h(durations: true)
+                 else { "error" => "unknown" }
+                 end
       end
 
       # --- messages -----------------------------------------------------------
@@ -203,7 +243,10 @@ module Spindle
         (@desired - @children.active.size).times { spawn_worker(@children.free_index(@desired)) }
       end
 
-      def spawn_worker(index) = @spawner.spawn(index)
+      def spawn_worker(index)
+        @restarts[index] = @restarts.key?(index) ? @restarts[index] + 1 : 0
+        @spawner.spawn(index)
+      end
 
       # --worker-timeout bounds a worker's boot, its silence and its oldest
       # request. Past it the worker is killed; maintain_worker_count replaces it.
@@ -351,8 +394,12 @@ module Spindle
       end
 
       # QUIT from the new master says it serves; from anyone else it is a drain.
+      # The new master waits for the metrics address: it is let go now.
       def quit
-        @log.info("spindle: hot restart: new master pid #{@successor} takes over the listeners") if @successor
+        if @successor
+          @log.info("spindle: hot restart: new master pid #{@successor} takes over the listeners")
+          @metrics&.close
+        end
         stop(:QUIT)
       end
 

@@ -8,7 +8,8 @@ module Spindle
     # same program, forked from one parent.
     module Message
       # worker → master, every heartbeat: alive, and what it is doing.
-      Checkin = Struct.new(:pid, :requests, :in_flight, :oldest_request_age, :backlog, :gc,
+      # durations: a Metrics::DurationHistogram::Snapshot (for --metrics).
+      Checkin = Struct.new(:pid, :requests, :in_flight, :oldest_request_age, :backlog, :gc, :durations,
                            keyword_init: true)
       # worker → master, once its engine is serving.
       Booted = Struct.new(:pid, :index, :generation, keyword_init: true)

@@ -16,8 +16,10 @@ module Spindle
         @config = config
       end
 
-      def to_h
-        children = @master.children.map { |c| child(c) }
+      # durations: each worker's request-duration histogram too (for
+      # --metrics; left out of spindlectl's JSON).
+      def to_h(durations: false)
+        children = @master.children.map { |c| child(c, durations) }
         workers = children.select { |c| WORKER_STATES.include?(c["state"]) }
         molds = children.select { |c| c["state"].start_with?("mold") }
         { "master" => master_entry, "totals" => totals(workers, children), "workers" => workers,
@@ -33,7 +35,7 @@ module Spindle
           "memory" => ProcessStats.memory }
       end
 
-      def child(c)
+      def child(c, durations)
         checkin = c.checkin
         now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
         { "index" => c.index, "pid" => c.pid, "state" => c.state.to_s, "generation" => c.generation,
@@ -41,7 +43,10 @@ module Spindle
           "in_flight" => checkin&.in_flight.to_i, "backlog" => checkin&.backlog.to_i,
           "last_checkin_age" => (now - c.last_checkin).round(3),
           "oldest_request_age" => checkin&.oldest_request_age.to_f.round(3),
-          "memory" => c.pid && ProcessStats.memory(c.pid), "gc" => checkin&.gc }
+          "memory" => c.pid && ProcessStats.memory(c.pid), "gc" => checkin&.gc,
+          "restarts" => @master.restarts.fetch(c.index, 0) }.tap do |entry|
+          entry["durations"] = checkin&.durations if durations
+        end
       end
 
       def totals(workers, children)

@@ -59,7 +59,7 @@ module Spindle
         tracker = @server.handler.tracker
         Message::Checkin.new(pid: Process.pid, requests: tracker.served, in_flight: tracker.in_flight,
                              oldest_request_age: tracker.oldest_age, backlog: @server.backlog,
-                             gc: ProcessStats.gc)
+                             gc: ProcessStats.gc, durations: tracker.durations)
       end
 
       def obey(message)

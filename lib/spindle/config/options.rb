@@ -122,6 +122,11 @@ module Spindle
                       "or tcp://HOST:PORT (then --control-token is required)."),
       Option.new(name: :control_token, default: nil, cli: "--control-token", arg: "TOKEN",
                  doc: "The secret a TCP control client must send."),
+      Option.new(name: :metrics, default: nil, cli: "--metrics", arg: "URI",
+                 doc: "Serve Prometheus metrics (text format 0.0.4) at GET /metrics on URI: " \
+                      "tcp://HOST:PORT or unix://PATH. In cluster mode the master serves them, " \
+                      "never a worker; alone, a thread of the process does. Not the app's " \
+                      "listener: bind it where only the scraper reaches. See docs/METRICS.md."),
       Option.new(name: :malloc_arena_max, default: 2, cli: "--malloc-arenas", arg: "N",
                  coerce: ->(v) { c.non_negative_integer(v, "malloc_arena_max") },
                  doc: "glibc malloc arenas (MALLOC_ARENA_MAX), set at start unless the " \

@@ -1,0 +1,116 @@
+# frozen_string_literal: true
+
+require "io/wait"
+require_relative "exposition"
+
+module Spindle
+  module Metrics
+    # One scrape on its own connection: a request head in, one response out,
+    # then the connection is closed. This is not the app's HTTP server and
+    # knows just enough HTTP/1.x for a scraper: `GET /metrics` (or HEAD), any
+    # query string ignored. Every step is bounded, so a client that sends
+    # nothing, sends without end or reads nothing costs one thread for a few
+    # seconds and MAX_HEAD bytes at most.
+    class Exchange
+      # max_head: bytes the request head may take. read_deadline: seconds from
+      # the connection to the end of the head. write_deadline: seconds the
+      # client may take to read the response.
+      Limits = Struct.new(:max_head, :read_deadline, :write_deadline, keyword_init: true)
+      LIMITS = Limits.new(max_head: 4096, read_deadline: 5, write_deadline: 5).freeze
+
+      PATH = "/metrics"
+      REQUEST_LINE = %r{\A([A-Z]+) (\S+) HTTP/1\.[01]\r?\n}
+      HEAD_END = /\r?\n\r?\n/
+      REASONS = { 200 => "OK", 400 => "Bad Request", 404 => "Not Found", 405 => "Method Not Allowed",
+                  408 => "Request Timeout", 431 => "Request Header Fields Too Large",
+                  503 => "Service Unavailable" }.freeze
+
+      def self.now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+
+      # source: #call returns the exposition text, or nil when the numbers
+      # cannot be had now (the master did not answer in time).
+      def initialize(socket, source:, limits: LIMITS)
+        @socket = socket
+        @source = source
+        @limits = limits
+      end
+
+      # Never raises: whatever the client does ends here, with the socket closed.
+      def run
+        outcome, head = read_head
+        case outcome
+        when :head then respond(head)
+        when :too_long then reply(431, "a request head is at most #{@limits.max_head} bytes\n")
+        when :timeout then reply(408, "no complete request head within #{@limits.read_deadline}s\n")
+        end
+      rescue StandardError
+        nil # EPIPE, ECONNRESET: the client is gone; the endpoint carries on
+      ensure
+        @socket.close unless @socket.closed?
+      end
+
+      # The answer to a request line whose head has arrived.
+      def respond(head)
+        method, path = REQUEST_LINE.match(head)&.captures
+        return reply(400, "send GET #{PATH} HTTP/1.1\n") unless method
+        return reply(404, "the metrics are at #{PATH}\n") unless path.split("?", 2).first == PATH
+        return reply(405, "GET or HEAD\n", allow: true) unless %w[GET HEAD].include?(method)
+
+        text = @source.call
+        return reply(503, "the numbers are not available now; try again\n") unless text
+
+        reply(200, text, content_type: Exposition::CONTENT_TYPE, head_only: method == "HEAD")
+      end
+
+      private
+
+      # [:head, text], [:too_long], [:timeout] or [:eof].
+      def read_head
+        buffer = String.new(encoding: Encoding::BINARY)
+        limit = Exchange.now + @limits.read_deadline
+        loop do
+          return [:head, buffer] if buffer.match?(HEAD_END)
+          return [:too_long] if buffer.bytesize >= @limits.max_head
+
+          chunk = read_some(@limits.max_head - buffer.bytesize, limit)
+          return [chunk] if chunk == :timeout
+          return [:eof] if chunk.nil?
+
+          buffer << chunk
+        end
+      end
+
+      def read_some(size, limit)
+        loop do
+          chunk = @socket.read_nonblock(size, exception: false)
+          return chunk unless chunk == :wait_readable
+
+          remaining = limit - Exchange.now
+          return :timeout if remaining <= 0 || !@socket.wait_readable(remaining)
+        end
+      end
+
+      def reply(status, body, content_type: "text/plain; charset=utf-8", head_only: false, allow: false)
+        head = +"HTTP/1.1 #{status} #{REASONS.fetch(status)}\r\ncontent-type: #{content_type}\r\n" \
+                "content-length: #{body.bytesize}\r\nconnection: close\r\n"
+        head << "allow: GET, HEAD\r\n" if allow
+        write_all("#{head}\r\n#{body unless head_only}".b)
+      end
+
+      # Gives up quietly past write_deadline: a client that reads nothing
+      # cannot hold its thread.
+      def write_all(data)
+        limit = Exchange.now + @limits.write_deadline
+        until data.empty?
+          written = @socket.write_nonblock(data, exception: false)
+          if written == :wait_writable
+            remaining = limit - Exchange.now
+            return if remaining <= 0 || !@socket.wait_writable(remaining)
+          else
+            data = data.byteslice(written..)
+          end
+        end
+      end
+    end
+  end
+end
