@@ -117,8 +117,10 @@ module Spindle
       end
 
       # Never blocks: the answer fits an empty socket buffer, and a client that
-      # cannot take it loses it.
+      # cannot take it loses it. The request already there is read first:
+      # closing over unread input would reset the connection and lose the 503.
       def refuse(client)
+        client.read_nonblock(Exchange::LIMITS.max_head, exception: false)
         client.write_nonblock(BUSY, exception: false)
       rescue SystemCallError, IOError
         nil

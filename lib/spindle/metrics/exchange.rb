@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "io/wait"
+require "socket"
 require_relative "exposition"
 
 module Spindle
@@ -17,6 +18,14 @@ module Spindle
       # client may take to read the response.
       Limits = Struct.new(:max_head, :read_deadline, :write_deadline, keyword_init: true)
       LIMITS = Limits.new(max_head: 4096, read_deadline: 5, write_deadline: 5).freeze
+      # Closing with unread input makes the kernel send RST, which can destroy
+      # the response before the client reads it (a 431 after a long head, a
+      # POST's body): after such a refusal the write side is shut first and
+      # up to LINGER_BYTES of input are read and dropped, for at most LINGER
+      # seconds. A scrape's own head was read whole; nothing is left of it.
+      LINGER_AFTER = [400, 405, 431].freeze
+      LINGER = 1
+      LINGER_BYTES = 64 * 1024
 
       PATH = "/metrics"
       REQUEST_LINE = %r{\A([A-Z]+) (\S+) HTTP/1\.[01]\r?\n}
@@ -95,6 +104,19 @@ module Spindle
                 "content-length: #{body.bytesize}\r\nconnection: close\r\n"
         head << "allow: GET, HEAD\r\n" if allow
         write_all("#{head}\r\n#{body unless head_only}".b)
+        linger if LINGER_AFTER.include?(status)
+      end
+
+      def linger
+        @socket.shutdown(Socket::SHUT_WR)
+        limit = Exchange.now + LINGER
+        dropped = 0
+        while dropped < LINGER_BYTES
+          chunk = read_some(LINGER_BYTES, limit)
+          break unless chunk.is_a?(String)
+
+          dropped += chunk.bytesize
+        end
       end
 
       # Gives up quietly past write_deadline: a client that reads nothing
