@@ -53,6 +53,22 @@ class ClusterMetricsTest < SpindleIntegrationTest
     assert_equal 0, replaced["spindle_worker_restarts_total", worker: other]
   end
 
+  # USR2: the new master cannot have the address while the old one serves
+  # on it; it takes it once the old one lets go, with no restart of its own.
+  def test_after_a_hot_restart_the_new_master_serves_the_metrics
+    port = free_port
+    app = start_cluster("--metrics", "tcp://127.0.0.1:#{port}", APP, workers: 1)
+    wait_until("1 worker serving") { serving_workers.size == 1 }
+    assert scrape_if_up("127.0.0.1", port), "the first master serves the metrics"
+    Process.kill(:USR2, app.pid)
+    # The new master inherited the old one's output pipes: the exit status tells.
+    wait_until("the old master exits") { !app.alive? }
+    after = wait_until("the new master serves the metrics") { scrape_if_up("127.0.0.1", port) }
+    assert_promtool_accepts after
+    assert_equal 1, after["spindle_workers", state: "serving"]
+    assert_equal 1, stats["workers"].count { |w| w["state"] == "serving" }
+  end
+
   # Each worker runs one request at a time (the blocking engine accepts no
   # connection while its one thread is in the app) and both are held in the
   # app: the master still answers the scrape, and sees both in flight.

@@ -51,6 +51,22 @@ class SingleProcessMetricsTest < SpindleIntegrationTest
     end
   end
 
+  # USR2 alone: the successor waits for the address, which the old process
+  # lets go when it drains, and then serves the metrics itself.
+  def test_after_usr2_the_successor_serves_the_metrics
+    port = free_port
+    process = spawn_server("-b", LOOPBACK, "--metrics", "tcp://127.0.0.1:#{port}", APP)
+    assert_equal 200, roundtrip(request("GET", "/", [["Connection", "close"]]), process).status
+    assert_equal 1, scrape(process)["spindle_requests_total", worker: 0]
+    process.signal(:USR2)
+    assert process.wait_for_output(/told the previous process \(pid #{process.pid}\) to drain/), process.output
+    # Not wait_for_exit: the successor inherited the output pipes, so they stay open.
+    wait_until("the old process exits") { !process.alive? }
+    after = wait_until("the successor serves the metrics") { scrape_if_up("127.0.0.1", port) }
+    assert_promtool_accepts after
+    assert_equal 0, after["spindle_requests_total", worker: 0], "a new process counts from zero"
+  end
+
   def test_a_metrics_endpoint_on_the_apps_port_is_one_clear_line
     app = TCPServer.new("127.0.0.1", 0)
     uri = "tcp://127.0.0.1:#{app.local_address.ip_port}"

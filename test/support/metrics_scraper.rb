@@ -58,6 +58,28 @@ module MetricsScraper
     connection&.close
   end
 
+  # A scrape, or nil when the endpoint does not answer 200 now (a process
+  # between two owners of the address after a restart).
+  def scrape_if_up(host, port)
+    connection = HttpClient.connect(host, port)
+    connection.write("GET /metrics HTTP/1.1\r\nHost: #{host}\r\n\r\n")
+    response = connection.read_response
+    Scrape.new(response.body) if response.status == 200
+  rescue SystemCallError, IOError, HttpClient::Timeout, HttpClient::ProtocolError
+    nil
+  ensure
+    connection&.close
+  end
+
+  # A port nobody listens on now, for a test that needs the same address
+  # across a restart (port 0 would give the new process another one).
+  def free_port
+    server = TCPServer.new("127.0.0.1", 0)
+    server.local_address.ip_port
+  ensure
+    server&.close
+  end
+
   def assert_promtool_accepts(scrape)
     skip "promtool is not installed (Debian's prometheus package; bin/test installs it)" unless File.executable?(PROMTOOL)
     out, status = Open3.capture2e(PROMTOOL, "check", "metrics", stdin_data: scrape.text)
