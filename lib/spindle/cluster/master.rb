@@ -112,7 +112,10 @@ module Spindle
         return unless @config.metrics
 
         @metrics = Metrics::Endpoint.new(@config.metrics, source: Metrics::ClusterSource.new(@signals))
-        @parent_master ? @metrics_retry_at = 0 : start_metrics
+        return start_metrics unless @parent_master
+
+        @metrics_retry_at = 0
+        @log.info("spindle: metrics at #{@config.metrics} once the previous master (pid #{@parent_master}) lets it go")
       end
 
       def start_metrics

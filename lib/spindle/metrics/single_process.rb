@@ -18,6 +18,7 @@ module Spindle
         @log = log
         @server = server
         @started_at = Time.now
+        @endpoint_name = config.metrics
         @endpoint = Endpoint.new(config.metrics, source: method(:exposition))
       end
 
@@ -27,6 +28,7 @@ module Spindle
       def start(successor: false)
         return listening(@endpoint.start) unless successor
 
+        @log.info("spindle: metrics at #{@endpoint_name} once the previous process lets it go")
         @waiter = Thread.new { start_when_free }
         self
       end
