@@ -8,6 +8,7 @@ require_relative "http/hijack"
 require_relative "engine/outbox"
 require_relative "request_tracker"
 require_relative "health_check"
+require_relative "http/forwarded"
 
 module Spindle
   # One complete request in, one app call, one response out, and an explicit
@@ -35,6 +36,7 @@ module Spindle
       @writer = HTTP::ResponseWriter.new(log)
       @stopping = false
       @health = HealthCheck.for(config.health_path)
+      @forwarded = config.trusted_proxies && HTTP::Forwarded.new(config.trusted_proxies)
       @base_env = base_env(multithread, multiprocess)
     end
 
@@ -65,6 +67,7 @@ module Spindle
       @tracker.start(conn)
       env = conn.finish_request_env
       env[RESPONSE_FINISHED] = []
+      @forwarded&.apply(env)
       started = Process.clock_gettime(Process::CLOCK_MONOTONIC) if @log.requests?
       begin
         status, headers, body = @health&.response(env, !@stopping) || @app.call(env)

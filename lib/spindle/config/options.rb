@@ -96,6 +96,13 @@ module Spindle
                       "load balancers take the host out of their pool before any connection is " \
                       "refused; then drain. A second signal stops at once. Default: 0 without " \
                       "--health-path, 10 with one (docs/DRAINING.md)."),
+      Option.new(name: :trusted_proxies, default: nil, cli: "--trusted-proxies", arg: "CIDR,...",
+                 coerce: ->(v) { c.networks(v, "trusted_proxies") },
+                 doc: "Peers (IPv4 or IPv6 addresses or CIDR networks, e.g. 127.0.0.1,10.0.0.0/8,::1) " \
+                      "whose X-Forwarded-For (REMOTE_ADDR: the right-most untrusted address), " \
+                      "X-Forwarded-Proto (rack.url_scheme) and X-Forwarded-Host (HTTP_HOST, " \
+                      "SERVER_NAME, SERVER_PORT) are believed. From any other peer they reach the " \
+                      "app untouched and are never used (docs/SECURITY.md)."),
       Option.new(name: :max_keepalive_requests, default: 1000, cli: "--max-keepalive-requests", arg: "N",
                  coerce: ->(v) { c.positive_integer(v, "max_keepalive_requests") },
                  doc: "Requests served on one connection before it is closed."),
