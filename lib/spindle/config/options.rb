@@ -13,7 +13,9 @@ module Spindle
       Option.new(name: :binds, default: -> { [] }, cli: "-b, --bind", arg: "URI",
                  doc: "Listen on URI: tcp://HOST:PORT (IPv4 or [IPv6]) or unix://PATH. " \
                       "Repeat for several. PORT is 1-65535, or 0 for a free port the kernel picks. " \
-                      "Default tcp://0.0.0.0:9292."),
+                      "Add ?proxy_protocol=true for a bind behind a load balancer that sends the " \
+                      "PROXY protocol (v1 or v2; docs/SECURITY.md): every connection must begin " \
+                      "with its header. Default tcp://0.0.0.0:9292."),
       Option.new(name: :port, default: nil, cli: "-p, --port", arg: "PORT",
                  coerce: ->(v) { c.port(v) },
                  doc: "Shorthand for --bind tcp://0.0.0.0:PORT: 1-65535, or 0 for a free port the " \

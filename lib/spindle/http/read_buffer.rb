@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "proxy_header"
+
 module Spindle
   module HTTP
     # The bytes read from one connection and not yet parsed, and how far the
@@ -29,6 +31,15 @@ module Spindle
       # Runs parser over the unparsed bytes, body bytes going into body.
       def feed(parser, body)
         @offset = parser.execute(@bytes, @offset, body)
+      end
+
+      # Takes a PROXY protocol header from the front of the unparsed bytes:
+      # its ProxyHeader::Result once it is whole, nil while more is to come.
+      # Raises ProxyHeader::Error for anything else.
+      def take_proxy_header
+        result, after = ProxyHeader.parse(@bytes, @offset)
+        @offset = after if result
+        result
       end
 
       # True when bytes are here that the parser has not taken (pipelining).
