@@ -42,10 +42,14 @@ module Spindle
     def self.proxy_protocol?(parsed, shown)
       options = URI.decode_www_form(parsed.query.to_s).to_h
       unknown = PROXY_SCHEMES.include?(parsed.scheme) ? options.keys - BIND_OPTIONS : []
-      raise Error, "bind #{shown}: unknown option #{unknown.first.inspect} (known: #{BIND_OPTIONS.join(', ')})" if unknown.any?
+      if unknown.any?
+        raise Error, "bind #{shown}: unknown option #{unknown.first.inspect} (known: #{BIND_OPTIONS.join(', ')})"
+      end
 
       value = options.fetch("proxy_protocol", "false")
-      raise Error, "bind #{shown}: proxy_protocol must be true or false, got #{value.inspect}" unless %w[true false].include?(value)
+      unless %w[true false].include?(value)
+        raise Error, "bind #{shown}: proxy_protocol must be true or false, got #{value.inspect}"
+      end
       return false if value == "false"
       return true if PROXY_SCHEMES.include?(parsed.scheme)
 

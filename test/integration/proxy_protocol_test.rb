@@ -31,12 +31,21 @@ module ProxyProtocolContract
     assert_equal "127.0.0.1", env["remote_addr"], "UNKNOWN keeps the peer (a unix peer is 127.0.0.1)"
   end
 
-  def test_a_header_split_over_writes_is_taken
-    bytes = V::VALID.fetch("v1_tcp6").first + request("GET", "/split", [["Connection", "close"]])
+  # A byte per write (the unit tests cut at every offset; this is the wiring).
+  %w[v1_tcp6 v2_tcp4_with_tlvs].each do |name|
+    define_method("test_#{name}_a_byte_per_write_is_taken") do
+      header, addr, = V::VALID.fetch(name)
+      bytes = header + request("GET", "/split", [["Connection", "close"]])
+      connection = connect(server, proxy_bind)
+      bytes.each_byte { |byte| connection.write(byte.chr) }
+      assert_equal addr, JSON.parse(connection.read_response.body)["remote_addr"]
+    end
+  end
+
+  def test_a_bad_header_a_byte_per_write_is_refused_unanswered
     connection = connect(server, proxy_bind)
-    bytes.bytes.each_slice(7) { |slice| connection.write(slice.pack("C*")) }
-    response = connection.read_response
-    assert_equal "2001:db8::10", JSON.parse(response.body)["remote_addr"]
+    V::INVALID.fetch("v1_bad_ipv4").each_byte { |byte| connection.write(byte.chr) }
+    assert_equal "", assert_closed_by_server(connection)
   end
 
   # The header is the connection's, once: every request on it has the

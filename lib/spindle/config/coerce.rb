@@ -54,9 +54,9 @@ module Spindle
       # 0 allowed: "no delay" is a choice, not a mistake.
       def non_negative_seconds(raw, what)
         n = Float(raw, exception: false)
-        raise Error, "#{what} must be a number of seconds (0 or more), got #{raw.inspect}" unless n && n >= 0 && n.finite?
+        return n if n && n >= 0 && n.finite?
 
-        n
+        raise Error, "#{what} must be a number of seconds (0 or more), got #{raw.inspect}"
       end
 
       # An absolute path, compared with PATH_INFO as it is: no query, no
