@@ -4,6 +4,7 @@ require "json"
 require "tmpdir"
 require_relative "../support/spindle_process"
 require_relative "../support/proxy_servers"
+require_relative "../support/proxy_protocol_vectors"
 
 # A real HAProxy in front of bin/spindle, speaking the PROXY protocol to it
 # (send-proxy: v1, send-proxy-v2: v2), over TCP and over a unix socket. The
@@ -44,6 +45,32 @@ class ProxyProtocolHaproxyTest < SpindleIntegrationTest
     response = request_via_haproxy
     assert_equal 502, response.status, "#{response}\n#{@haproxy.output}"
     assert @spindle.wait_for_output(/PROXY protocol header refused/), @spindle.output
+  end
+
+  # The whole point of the health path and the drain delay, with a real
+  # balancer: HAProxy checks /healthz (over the PROXY bind: its checks send
+  # a v2 LOCAL header), and on TERM marks the host down while Spindle still
+  # serves, before any connection is refused.
+  def test_haproxy_takes_the_host_out_during_the_drain_delay
+    @spindle.kill!
+    @spindle = spawn_server("-b", "tcp://127.0.0.1:0?proxy_protocol=true", "--health-path", "/healthz",
+                            "--drain-delay", "600", app_path("all"))
+    stats = File.join(Dir.mktmpdir("sph"), "stats.sock")
+    port = @spindle.binds.first.port
+    server_line = "server s1 127.0.0.1:#{port} send-proxy-v2 check check-send-proxy inter 100ms fall 2 rise 1"
+    @haproxy = HaproxyServer.new do |_dir, front|
+      HaproxyServer.config(front, server_line, backend: ["option httpchk GET /healthz"], stats: stats)
+    end.start
+    wait_until("HAProxy sees the host up") { HaproxyServer.server_status(stats)&.start_with?("UP") }
+    assert_equal 200, request_via_haproxy.status
+
+    @spindle.signal(:TERM)
+    wait_until("HAProxy takes the host out") { HaproxyServer.server_status(stats)&.start_with?("DOWN") }
+    direct = connect(@spindle, @spindle.binds.first)
+    direct.write(ProxyProtocolVectors::VALID.fetch("v1_unknown").first +
+                 request("GET", "/still-serving", [["Connection", "close"]]))
+    assert_equal 200, direct.read_response.status, "the host still serves while it leaves the pool"
+    assert_equal 503, request_via_haproxy.status, "HAProxy has no host left to send to"
   end
 
   private

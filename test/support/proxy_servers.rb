@@ -112,11 +112,14 @@ end
 class HaproxyServer < ProxyServer
   BINARY = "/usr/sbin/haproxy"
 
-  # server_line: the backend's server line (address and options such as send-proxy-v2).
-  def self.config(port, server_line)
+  # server_line: the backend's server line (address and options such as
+  # send-proxy-v2); backend: more lines for the backend (option httpchk...);
+  # stats: a unix socket path for HAProxy's runtime API (#server_status).
+  def self.config(port, server_line, backend: [], stats: nil)
     <<~CONF
       global
         log stderr format raw local0 warning
+        #{"stats socket #{stats} level admin" if stats}
       defaults
         mode http
         log global
@@ -127,8 +130,21 @@ class HaproxyServer < ProxyServer
         bind 127.0.0.1:#{port}
         default_backend spindles
       backend spindles
-        #{server_line}
+        #{[*backend, server_line].join("\n  ")}
     CONF
+  end
+
+  # What HAProxy's runtime API says of a server's health ("UP", "DOWN",
+  # "UP 1/2"...), from `show stat` on the stats socket.
+  def self.server_status(stats, server = "s1")
+    csv = UNIXSocket.open(stats) do |socket|
+      socket.write("show stat\n")
+      socket.read
+    end
+    line = csv.lines.find { |l| l.split(",")[1] == server }
+    line&.split(",")&.fetch(17)
+  rescue SystemCallError
+    nil
   end
 
   def command = [BINARY, "-db", "-f", config_path]
