@@ -97,9 +97,11 @@ module Spindle
     end
 
     # What the handler knows of a request in flight, for the log of a forced
-    # stop: its method and path, escaped, never its body.
+    # stop: its method and path, escaped, never its body. The path is
+    # SCRIPT_NAME + PATH_INFO: a mounted app (Rack::URLMap) moves the
+    # mount point into SCRIPT_NAME while it runs.
     def self.describe(env)
-      "#{Log.escape(env['REQUEST_METHOD'].to_s)} #{Log.escape(env['PATH_INFO'].to_s)}"
+      "#{Log.escape(env['REQUEST_METHOD'].to_s)} #{Log.escape("#{env['SCRIPT_NAME']}#{env['PATH_INFO']}")}"
     end
 
     # A request the parser refused: its status, and the connection closes.
