@@ -105,8 +105,13 @@ module Spindle
       text.b.gsub(CONTROL) { |c| format("\\x%02x", c.ord) }
     end
 
+    # The parser's values are already binary, and most need no escape: those
+    # are returned as they are (no copy: the access log runs per request).
     def self.escape_bytes(text)
-      text.b.gsub(CONTROL_AND_HIGH) { |c| format("\\x%02x", c.ord) }
+      text = text.b unless text.encoding == Encoding::BINARY
+      return text unless text.match?(CONTROL_AND_HIGH)
+
+      text.gsub(CONTROL_AND_HIGH) { |c| format("\\x%02x", c.ord) }
     end
 
     private

@@ -35,6 +35,8 @@ module Spindle
         @sink = sink
         @format = format
         @log = log
+        @clf_second = nil
+        @clf_time = nil
       end
 
       def reopen = @sink.reopen
@@ -59,7 +61,7 @@ module Spindle
       private
 
       def text(env, request, status, bytes, seconds)
-        line = +"#{env['REMOTE_ADDR'] || DASH} - - #{Time.now.utc.strftime('[%d/%b/%Y:%H:%M:%S +0000]')} " \
+        line = +"#{env['REMOTE_ADDR'] || DASH} - - #{clf_time} " \
                 "\"#{request ? request.join(' ') : DASH}\" #{status.to_i} #{bytes || DASH}"
         if @format == "combined"
           line << " \"#{header(env, 'HTTP_REFERER') || DASH}\" \"#{header(env, 'HTTP_USER_AGENT') || DASH}\" " \
@@ -78,6 +80,18 @@ module Spindle
           "request_id" => header(env, "HTTP_X_REQUEST_ID")
         }
         "#{JSON.generate(fields)}\n"
+      end
+
+      # CLF's time has whole seconds: formatted once a second, not per request.
+      # Two threads may both format it at a change of second; either result
+      # is right.
+      def clf_time
+        second = Process.clock_gettime(Process::CLOCK_REALTIME, :second)
+        return @clf_time if second == @clf_second
+
+        @clf_time = Time.at(second).utc.strftime("[%d/%b/%Y:%H:%M:%S +0000]")
+        @clf_second = second
+        @clf_time
       end
 
       def header(env, key)
