@@ -44,8 +44,10 @@ module Spindle
       log
     end
 
+    # An absolute path: HUP reopens the same file even if the app changed
+    # directory since.
     def self.open_sink(path, what)
-      Sink.open(path)
+      Sink.open(File.expand_path(path))
     rescue SystemCallError => e
       raise Config::Error, "#{what} #{path}: cannot open: #{e.message}"
     end

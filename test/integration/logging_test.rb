@@ -63,6 +63,13 @@ class LoggingTest < SpindleIntegrationTest
     end
   end
 
+  def test_a_log_file_that_cannot_be_opened_stops_the_start
+    process = run_spindle("-b", LOOPBACK, "--access-log", path("missing/access.log"), app_path("echo"))
+    assert_equal 2, process.status&.exitstatus, process.output
+    assert_match(%r{\Aspindle: access_log /\S+/missing/access\.log: cannot open: No such file or directory}, process.stderr)
+    assert_equal 1, process.stderr.lines.size, process.stderr
+  end
+
   def test_log_requests_is_the_access_log_on_stdout
     process = spawn_server("--log-requests", "-b", LOOPBACK, app_path("echo"))
     response = roundtrip(request("GET", "/logged-7c1", [["Connection", "close"]]), process)
