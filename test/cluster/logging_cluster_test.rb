@@ -92,23 +92,43 @@ class LoggingClusterTest < SpindleIntegrationTest
   # gone.
   def test_a_forced_stop_logs_the_requests_each_worker_cuts_off
     app = start_cluster(APP, workers: 1)
+    worker = hold_a_request(app)
+    app.signal(:TERM)
+    assert app.wait_for_output(/\[worker 0\] INFO spindle: draining/), app.output
+    app.signal(:TERM)
+    assert_forced_stop_logged(app, worker)
+  end
+
+  # During --drain-delay the workers have had no stop signal yet: the
+  # forced stop still reaches them as their second one.
+  def test_a_forced_stop_during_the_drain_delay_logs_the_requests_cut_off
+    app = start_cluster("--health-path", "/healthz", "--drain-delay", "600", APP, workers: 1)
+    worker = hold_a_request(app)
+    app.signal(:TERM)
+    assert app.wait_for_output(/\[master\] INFO spindle: drain delay/), app.output
+    app.signal(:TERM)
+    assert_forced_stop_logged(app, worker)
+  end
+
+  private
+
+  def hold_a_request(app)
     wait_until("1 worker serving") { serving_workers.size == 1 }
     worker = serving_workers.first["pid"]
     gate = rendezvous
     held = connect(app)
     held.write(request("GET", "/gate?path=#{gate.path}"))
     gate.await("entered")
-    app.signal(:TERM)
-    assert app.wait_for_output(/\[worker 0\] INFO spindle: draining/), app.output
-    app.signal(:TERM)
+    worker
+  end
+
+  def assert_forced_stop_logged(app, worker)
     assert_equal 1, app.wait_for_exit&.exitstatus, app.output
     lines = text_lines(app.output).map { |l| [l.pid, l.role, l.level, l.message] }
     assert_includes lines, [app.pid, "master", "ERROR", "spindle: second stop signal: stopping 1 child process(es) at once"]
     assert_includes lines, [worker, "worker 0", "ERROR", "spindle: cut off 1 request(s) in flight: GET /gate"]
     assert_includes lines, [app.pid, "master", "INFO", "spindle: worker 0 removed (pid #{worker}, exit status 1)"]
   end
-
-  private
 
   # Holds one worker with a gated request, sends a second request (which
   # only the other worker can take), then lets the first finish. Returns

@@ -473,9 +473,11 @@ module Spindle
       # Whatever is still there after FORCE_GRACE (a worker that never
       # installed its signals, a stuck one) is killed.
       def stop_at_once
+        told = @stopping # nil during the drain delay: no worker had a stop signal yet
+        @stopping ||= :TERM # what exits from now on is expected (#log_exit)
         alive = @children.select(&:pid)
         @log.error("second stop signal: stopping #{alive.size} child process(es) at once")
-        alive.each { |c| force_child(c) }
+        alive.each { |c| force_child(c, told) }
         wait_for_children(FORCE_GRACE)
         @children.each { |c| kill(c, :KILL) }
         @server.close_listeners(unlink: owns_socket_files?)
@@ -486,8 +488,8 @@ module Spindle
       # QUIT, then TERM. Two different signals are never merged by the kernel
       # (two TERMs sent at once could be), and Linux delivers pending ones
       # lowest number first, so TERM is its second stop.
-      def force_child(child)
-        kill(child, :QUIT) unless @stopping || child.mold?
+      def force_child(child, told)
+        kill(child, :QUIT) unless told || child.mold?
         kill(child, :TERM)
       end
 
