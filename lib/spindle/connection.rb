@@ -20,8 +20,15 @@ module Spindle
     # marks: this connection's deadlines, kept for Engine::Deadlines.
     attr_reader :io, :requests, :env_template, :outbox, :marks
 
-    def initialize(io, config, env_template, outbox)
+    # tls: io is a TLS::Socket, its handshake still to come. Until its first
+    # request ends, the connection counts as mid-request, not idle: the
+    # handshake runs under the header deadline (Engine::Deadlines), a
+    # stalled one is never taken for a spare keep-alive connection, and it
+    # is closed, not answered, when the deadline passes (no 408 can be
+    # written before the handshake is done).
+    def initialize(io, config, env_template, outbox, tls: false)
       @io = io
+      @tls = tls
       @env_template = env_template
       @outbox = outbox
       @reads = HTTP::ReadBuffer.new
@@ -31,7 +38,8 @@ module Spindle
       @requests = 0
       # Accepted: idle until a byte arrives.
       @marks = Engine::Deadlines::Marks.new(nil, nil, nil, Engine::Deadlines.now)
-      @continue_sent = @request_started = @response_started = @hijacked = @waiting = false
+      @continue_sent = @response_started = @hijacked = @waiting = false
+      @request_started = tls
     end
 
     # Reads what the socket has, without waiting. :data, :wait or :eof.
@@ -66,8 +74,11 @@ module Spindle
     # True while #wait_for_client waits.
     def waiting_for_client? = @waiting
 
-    # True when bytes of a next request are already here (pipelining).
-    def buffered? = @reads.buffered?
+    # True when bytes of a next request are already here (pipelining), or,
+    # on TLS, decrypted and waiting in OpenSSL, where epoll cannot see them.
+    def buffered? = @reads.buffered? || (@tls && @io.buffered?)
+
+    def tls? = @tls
 
     # True between requests: no byte of the next one has arrived yet (since
     # marks.idle_since: accepted, or its last response ended).

@@ -6,7 +6,9 @@ require_relative "listener/bind_failure"
 
 module Spindle
   # One listening socket, opened from a bind URI. Knows what to tell the Rack env
-  # about itself (scheme, default server name and port) and what to print.
+  # about itself (scheme, default server name and port) and what to print. An
+  # ssl:// bind is a TCP listener with a TLS::Context: its accepted sockets
+  # come out wrapped (TLS::Socket), and openssl is loaded only for one.
   class Listener
     class Error < StandardError; end
 
@@ -14,7 +16,10 @@ module Spindle
     # file descriptor left. Engines back off accepting and keep serving.
     class Exhausted < StandardError; end
 
-    attr_reader :io, :uri, :server_name, :server_port
+    attr_reader :io, :uri, :server_name, :server_port, :tls
+
+    # What every request on an ssl:// bind says about its scheme (Rack SPEC, CGI).
+    TLS_ENV = { "rack.url_scheme" => "https", "HTTPS" => "on" }.freeze
 
     PORTS = (0..65_535)
 
@@ -23,7 +28,8 @@ module Spindle
       case parsed.scheme
       when "tcp" then open_tcp(parsed, backlog, uri)
       when "unix" then open_unix(parsed, backlog, uri)
-      else raise Error, "unsupported bind #{uri.inspect} (use tcp://HOST:PORT or unix://PATH)"
+      when "ssl" then open_ssl(parsed, backlog, uri)
+      else raise Error, "unsupported bind #{uri.inspect} (use tcp://HOST:PORT, ssl://HOST:PORT?cert=PATH&key=PATH or unix://PATH)"
       end
     rescue URI::InvalidURIError
       raise Error, "invalid bind URI #{uri.inspect}"
@@ -56,6 +62,27 @@ module Spindle
       raise Error, BindFailure.message(uri, shown, e)
     end
 
+    # The certificate and key are read before the port is bound, so a bad
+    # file stops the boot with nothing half open.
+    def self.open_ssl(uri, backlog, shown = uri.to_s)
+      tls = tls_context(uri, shown)
+      tcp = open_tcp(uri, backlog, shown)
+      new(tcp.io, tcp.uri.sub("tcp://", "ssl://"), tcp.server_name, tcp.server_port, tls: tls)
+    end
+
+    def self.tls_context(uri, shown)
+      require_relative "tls/context"
+      TLS::Context.new(TLS::Settings.parse(uri.query, shown), shown)
+    end
+
+    # HUP: every ssl:// listener rereads its certificate and key (a bad pair
+    # is logged and the old one kept). True when there was one to reload.
+    def self.reload_tls(listeners, log)
+      tls = listeners.filter_map(&:tls)
+      tls.each { |context| context.reload(log) }
+      !tls.empty?
+    end
+
     def self.open_unix(uri, backlog, shown = uri.to_s)
       path = "#{uri.host}#{uri.path}"
       remove_stale_socket(path)
@@ -79,8 +106,9 @@ module Spindle
       File.unlink(path)
     end
 
-    def initialize(io, uri, server_name, server_port, path: nil)
+    def initialize(io, uri, server_name, server_port, path: nil, tls: nil)
       @io = io
+      @tls = tls
       @uri = uri
       @server_name = server_name
       @server_port = server_port
@@ -89,6 +117,7 @@ module Spindle
     end
 
     def unix? = @unix
+    def tls? = !@tls.nil?
 
     # Returns a connected socket, or nil when there is none to take right now.
     # TCP_NODELAY: a response is written whole, so Nagle would only add delay.
@@ -97,7 +126,7 @@ module Spindle
       return nil if socket == :wait_readable
 
       socket.setsockopt(:TCP, :NODELAY, true) unless @unix
-      socket
+      @tls ? @tls.wrap(socket) : socket
     rescue Errno::ECONNABORTED, Errno::EPROTO, Errno::EINTR
       nil # the client gave up before we took it
     rescue Errno::EMFILE, Errno::ENFILE => e
@@ -113,8 +142,9 @@ module Spindle
       nil
     end
 
-    # For a hot restart: the fd crosses exec, and the URI says what it is.
-    def handover = "#{@io.fileno}=#{@uri}"
+    # For a hot restart: the fd crosses exec, and the URI says what it is
+    # (an ssl:// one with its files, which the new process reads again).
+    def handover = "#{@io.fileno}=#{@tls ? "#{@uri}?#{@tls.settings.query}" : @uri}"
 
     # The listener a previous master passed across exec ("fd=uri").
     def self.inherit(spec)
@@ -124,6 +154,8 @@ module Spindle
       parsed = URI.parse(uri)
       if parsed.scheme == "unix"
         new(io, uri, "localhost", "80", path: "#{parsed.host}#{parsed.path}")
+      elsif parsed.scheme == "ssl"
+        new(io, uri.sub(/\?.*/, ""), parsed.hostname, io.local_address.ip_port.to_s, tls: tls_context(parsed, uri))
       else
         new(io, uri, parsed.hostname, io.local_address.ip_port.to_s)
       end

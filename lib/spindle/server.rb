@@ -100,7 +100,15 @@ module Spindle
              .on_stop { |how| drain(how == :timed ? @config.shutdown_timeout : nil) }
              .on_force { force_exit }
              .on_restart { @restart.start }
+             .on_reload { reload }
              .install
+    end
+
+    # HUP. The TLS reload is one call, so other reloads can sit beside it.
+    def reload
+      return if Listener.reload_tls(@listeners, @log)
+
+      @log.info("spindle: HUP: nothing to reload (no ssl:// bind); USR2 restarts with new code")
     end
 
     private

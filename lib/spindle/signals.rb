@@ -14,6 +14,7 @@ module Spindle
   #                    --shutdown-timeout
   #   :drain_unlimited the same with no time limit
   #   :restart         USR2: restart in place with new code (SingleRestart)
+  #   :reload          HUP: reread what can be reread in place (Server#reload)
   #   a String         log it and carry on: it says what to send instead
   #   :ignore          nothing: the kernel discards it, no thread wakes
   # Any stop signal after the first exits at once.
@@ -25,20 +26,20 @@ module Spindle
     # resize is no command.
     SINGLE = {
       TERM: :drain, INT: :drain, QUIT: :drain_unlimited, USR2: :restart,
-      HUP: "HUP ignored: no log file to reopen and no config to reload in a single process; " \
-           "USR2 restarts it with new code",
+      HUP: :reload,
       USR1: "USR1 ignored: a phased restart needs workers (-w); USR2 restarts a single process",
       TTIN: "TTIN ignored: adding a worker needs cluster mode (-w)",
       TTOU: "TTOU ignored: removing a worker needs cluster mode (-w)",
     }.freeze
 
-    # A worker obeys only stop signals; the others are the master's commands.
+    # A worker obeys only stop signals and HUP (which the master passes on);
+    # the others are the master's commands.
     # A worker starts life with the master's trap handlers (fork copies them),
     # so every signal the master traps is listed here: none may run a
     # master's handler in a worker.
     WORKER = {
       TERM: :drain, INT: :drain, QUIT: :drain_unlimited,
-      USR1: :ignore, USR2: :ignore, TTIN: :ignore, TTOU: :ignore, HUP: :ignore,
+      USR1: :ignore, USR2: :ignore, TTIN: :ignore, TTOU: :ignore, HUP: :reload,
     }.freeze
 
     STOPS = { drain: :timed, drain_unlimited: :unlimited }.freeze
@@ -68,6 +69,11 @@ module Spindle
       self
     end
 
+    def on_reload(&block)
+      @on_reload = block
+      self
+    end
+
     def install
       ignored, queued = @table.keys.partition { |name| @table[name] == :ignore }
       ignored.each { |name| Signal.trap(name, "IGNORE") }
@@ -82,6 +88,7 @@ module Spindle
       action = @table.fetch(name)
       if STOPS.key?(action) then stop(action)
       elsif action == :restart then restart
+      elsif action == :reload then @on_reload&.call
       else @log.info("spindle: #{action}")
       end
     rescue StandardError => e

@@ -15,6 +15,7 @@ module HandlerHarness
 
   FakeListener = Struct.new(:server_name, :server_port) do
     def unix? = true
+    def tls? = false
   end
 
   def serve(app, request, lint: true, **config)

@@ -104,12 +104,19 @@ module Spindle
         when :USR2 then hot_restart
         when :TTIN then @desired += 1
         when :TTOU then shrink
-        when :HUP then @log.info("spindle: HUP ignored: no log file to reopen and no config to reload; " \
-                                 "USR1 restarts the workers, USR2 the whole cluster with new code")
+        when :HUP then reload
         when :REFORK then refork
         when :GC then @children.workers.each { |c| Message.send_to(c.channel, Message::RunGC.new(reason: "spindlectl")) }
         when Array then answer(*item)
         end
+      end
+
+      # HUP: the workers reload (Server#reload: ssl:// certificates). The
+      # master serves nothing; workers it forks later read the files afresh
+      # (Worker#run).
+      def reload
+        @log.info("spindle: HUP: passing it on to the workers")
+        @children.each { |child| kill(child, :HUP) if child.worker? }
       end
 
       # A control command that wants a reply: [:stats, queue].

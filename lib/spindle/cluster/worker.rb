@@ -30,6 +30,7 @@ module Spindle
       # Runs in the forked child; never returns.
       def run
         Process.setproctitle("spindle worker #{@index} (generation #{@generation})")
+        @listeners.each { |listener| listener.tls&.refresh(@log) } # certificates changed since the fork
         @server = Server.new(@app, @config, @log, listeners: @listeners, multiprocess: true).prepare
         @signals = @server.install_signals(Signals::WORKER)
         @config.run_hooks(@generation.zero? ? :after_worker_fork : :after_refork, @index)

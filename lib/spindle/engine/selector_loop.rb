@@ -89,9 +89,16 @@ module Spindle
       # response's outcome keeps the connection), the strategy reads what
       # the client sent next.
       def ready(conn)
-        return @strategy.readable(conn) unless conn.outbox.pending?
+        return readable(conn) unless conn.outbox.pending?
 
-        @strategy.readable(conn) if @selection.flush(conn) && conn.buffered?
+        readable(conn) if @selection.flush(conn) && conn.buffered?
+      end
+
+      # A TLS read may have had to write first (TLS::Socket#wants_write?):
+      # the selection then watches for room to write until it could.
+      def readable(conn)
+        @strategy.readable(conn)
+        @selection.follow_tls(conn) if conn.tls?
       end
 
       # Out of file descriptors: stop accepting for a moment and keep serving

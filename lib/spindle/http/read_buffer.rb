@@ -16,12 +16,13 @@ module Spindle
         @scratch = nil
       end
 
-      # Reads what io has, without waiting: :data, :wait or :eof.
+      # Reads what io has, without waiting: :data, :wait or :eof. A TLS read
+      # may answer :wait_writable (it must write first): a wait too.
       def fill(io)
         got = consumed? ? refill(io) : append(io)
         return :data if got.is_a?(String)
 
-        got == :wait_readable ? :wait : :eof
+        got.nil? ? :eof : :wait
       rescue *READ_ERRORS
         :eof
       end
