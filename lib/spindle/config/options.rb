@@ -11,8 +11,9 @@ module Spindle
     # Every option Spindle knows, in the order docs/CONFIG.md lists them.
     OPTIONS = [
       Option.new(name: :binds, default: -> { [] }, cli: "-b, --bind", arg: "URI",
-                 doc: "Listen on URI: tcp://HOST:PORT (IPv4 or [IPv6]) or unix://PATH. " \
-                      "Repeat for several. PORT is 1-65535, or 0 for a free port the kernel picks. " \
+                 doc: "Listen on URI: tcp://HOST:PORT (IPv4 or [IPv6]), unix://PATH, or " \
+                      "ssl://HOST:PORT?cert=PATH&key=PATH[&ca=PATH&verify_mode=peer|force_peer] " \
+                      "(TLS: docs/TLS.md). Repeat for several. PORT is 1-65535, or 0 for a free port the kernel picks. " \
                       "Default tcp://0.0.0.0:9292."),
       Option.new(name: :port, default: nil, cli: "-p, --port", arg: "PORT",
                  coerce: ->(v) { c.port(v) },
