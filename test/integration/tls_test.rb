@@ -55,7 +55,9 @@ class TlsEnginesTest < SpindleIntegrationTest
   private
 
   def start(engine, extra, *more)
-    spawn_tls_server("--engine", engine, *extra, *more, "--header-timeout", HEADER_TIMEOUT,
+    # A keep-alive timeout far beyond closed_by_server's deadline: a stalled
+    # handshake must be closed by the header timeout, as a slow head is.
+    spawn_tls_server("--engine", engine, *extra, *more, "--header-timeout", HEADER_TIMEOUT, "--keepalive-timeout", "120",
                      "-b", @files.bind, app_path("tls"))
   end
 

@@ -148,6 +148,20 @@ module TlsClients
     ssl ? ssl.close : tcp&.close
   end
 
+  # [serial of the certificate presented, pid of the process that answered]
+  # for one request on a new connection (tls.ru says its pid).
+  def serial_and_pid(port)
+    tcp = Socket.tcp("127.0.0.1", port, connect_timeout: CLIENT_DEADLINE)
+    ssl = OpenSSL::SSL::SSLSocket.new(tcp, OpenSSL::SSL::SSLContext.new)
+    ssl.sync_close = true
+    nil until ssl_connected?(ssl)
+    ssl.write("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+    flunk "no response within #{CLIENT_DEADLINE}s" unless ssl.to_io.wait_readable(CLIENT_DEADLINE)
+    [ssl.peer_cert.serial.to_i, ssl.read[/pid=(\d+)/, 1]]
+  ensure
+    ssl ? ssl.close : tcp&.close
+  end
+
   # A TCP connection that begins a TLS handshake and stops: a record header
   # that promises a ClientHello, then nothing more.
   def stalled_handshake(port)
