@@ -96,3 +96,75 @@ class TlsSocketTest < Minitest::Test
     end
   end
 end
+
+# A read that must write first: the server's first flight (a long chain)
+# does not fit in the socket's send buffer while the client reads nothing.
+# The read answers :wait_writable, #wait_readable waits for room, and the
+# selector engines' Selection watches the socket for room, not for bytes.
+class TlsWantsWriteTest < Minitest::Test
+  DEADLINE = 10
+
+  def setup
+    @files = TlsFiles.new
+    @files.server_pair(2)
+    chain = File.read(@files.path("cert.pem")) + (File.read(@files.ca_path) * 60) # ~40 KB of certificates
+    @files.write("chain.pem", chain)
+    settings = Spindle::TLS::Settings.parse("cert=#{@files.path('chain.pem')}&key=#{@files.path('key.pem')}", "test")
+    @client_io, server_io = UNIXSocket.pair
+    server_io.setsockopt(:SOCKET, :SNDBUF, 4096)
+    @client_io.setsockopt(:SOCKET, :RCVBUF, 4096)
+    @server = Spindle::TLS::Context.new(settings, "test").wrap(server_io)
+    @client = OpenSSL::SSL::SSLSocket.new(@client_io, OpenSSL::SSL::SSLContext.new)
+    assert_equal :wait_readable, @client.connect_nonblock(exception: false) # the ClientHello is sent
+  end
+
+  def teardown
+    @thread&.kill&.join(DEADLINE)
+    @server.close unless @server.closed?
+    @client_io.close unless @client_io.closed?
+    @files.cleanup
+  end
+
+  def test_a_handshake_that_must_write_first_waits_for_room
+    assert @server.to_io.wait_readable(DEADLINE)
+    assert_equal :wait_writable, @server.read_nonblock(1024, String.new, exception: false)
+    assert @server.wants_write?
+    refute @server.wait_readable(0), "no room until the client reads"
+    finish_client_handshake_in_thread
+    assert @server.wait_readable(DEADLINE), "room once the client reads"
+  end
+
+  def test_the_selection_watches_for_room_then_for_bytes
+    require "spindle/config"
+    require "spindle/engine/selection"
+    require "spindle/engine/outbox"
+    require "spindle/connection"
+    config = Spindle::Config.new({})
+    conn = Spindle::Connection.new(@server, config, {}, Spindle::Engine::Outbox.new(@server, config), tls: true)
+    selection = Spindle::Engine::Selection.new([], nil, Spindle::Engine::Deadlines.new(config))
+    selection.watch(conn)
+    assert_equal :wait, conn.read_nonblock until @server.wants_write?
+    selection.follow_tls(conn)
+    finish_client_handshake_in_thread
+    ready = []
+    selection.select(DEADLINE) { |owner| ready << owner }
+    assert_equal [conn], ready, "the selection should wake when the client makes room"
+  ensure
+    selection&.close
+  end
+
+  private
+
+  def finish_client_handshake_in_thread
+    @thread = Thread.new do
+      Thread.current.report_on_exception = false # the test may end first, closing the socket
+      loop do
+        step = @client.connect_nonblock(exception: false)
+        break if step.equal?(@client)
+
+        step == :wait_readable ? @client_io.wait_readable(DEADLINE) : @client_io.wait_writable(DEADLINE)
+      end
+      @client.write("GET / HTTP/1.1\r\n")
+    end
+  end
+end
