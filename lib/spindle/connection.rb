@@ -20,15 +20,16 @@ module Spindle
     # marks: this connection's deadlines, kept for Engine::Deadlines.
     attr_reader :io, :requests, :env_template, :outbox, :marks
 
-    # tls: io is a TLS::Socket, its handshake still to come. Until its first
-    # request ends, the connection counts as mid-request, not idle: the
-    # handshake runs under the header deadline (Engine::Deadlines), a
-    # stalled one is never taken for a spare keep-alive connection, and it
-    # is closed, not answered, when the deadline passes (no 408 can be
-    # written before the handshake is done).
+    # tls: io is a TLS::Socket, its handshake still to come. Until the
+    # handshake is done, the connection counts as mid-request, not idle: it
+    # runs under the header deadline (Engine::Deadlines), a stalled one is
+    # never taken for a spare keep-alive connection, and it is closed when
+    # the deadline passes (no 408 can be written before the handshake is
+    # done). Once done, the connection is as a plain one just accepted.
     def initialize(io, config, env_template, outbox, tls: false)
       @io = io
       @tls = tls
+      @handshaking = tls
       @env_template = env_template
       @outbox = outbox
       @reads = HTTP::ReadBuffer.new
@@ -38,12 +39,15 @@ module Spindle
       @requests = 0
       # Accepted: idle until a byte arrives.
       @marks = Engine::Deadlines::Marks.new(nil, nil, nil, Engine::Deadlines.now)
-      @continue_sent = @response_started = @hijacked = @waiting = false
-      @request_started = tls
+      @continue_sent = @request_started = @response_started = @hijacked = @waiting = false
     end
 
     # Reads what the socket has, without waiting. :data, :wait or :eof.
-    def read_nonblock = @reads.fill(@io)
+    def read_nonblock
+      got = @reads.fill(@io)
+      handshake_done if @handshaking && @io.established?
+      got
+    end
 
     # Parses what has been read. :complete when a whole request is in, else
     # :incomplete; raises HTTP::ParseError for input that must be refused.
@@ -81,8 +85,9 @@ module Spindle
     def tls? = @tls
 
     # True between requests: no byte of the next one has arrived yet (since
-    # marks.idle_since: accepted, or its last response ended).
-    def idle? = !@request_started
+    # marks.idle_since: accepted or its TLS handshake done, or its last
+    # response ended).
+    def idle? = !@request_started && !@handshaking
 
     def head_complete? = @parser.head_complete?
     def body_size = @parser.body_size
@@ -142,6 +147,12 @@ module Spindle
     end
 
     private
+
+    # The handshake's deadline was the head's: the first request gets its own.
+    def handshake_done
+      @handshaking = false
+      @marks.next_request(Engine::Deadlines.now)
+    end
 
     # RFC 9110 §10.1.1: answer 100 only while the body is still to come.
     def send_continue
