@@ -13,6 +13,8 @@ module Spindle
   # through its Engine::Outbox, deadlines are Engine::Deadlines', and what
   # happens after a response is the engine's, from the Handler's outcome.
   class Connection
+    include HTTP::ReadBuffer
+
     READ_SIZE = HTTP::ReadBuffer::SIZE
     CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n"
     RACK_INPUT = "rack.input"
@@ -32,21 +34,14 @@ module Spindle
       @handshaking = tls
       @env_template = env_template
       @outbox = outbox
-      @reads = HTTP::ReadBuffer.new
+      init_read_buffer
       @parser = HTTP::Parser.new(**config.parser_limits)
       @body = String.new(encoding: Encoding::BINARY)
       @input = HTTP::Input.new(config.body_spool_threshold)
       @requests = 0
       # Accepted: idle until a byte arrives.
-      @marks = Engine::Deadlines::Marks.new(nil, nil, nil, Engine::Deadlines.now)
+      @marks = Engine::Deadlines::Marks.new(nil, nil, nil, Process.clock_gettime(Process::CLOCK_MONOTONIC))
       @continue_sent = @request_started = @response_started = @hijacked = @waiting = false
-    end
-
-    # Reads what the socket has, without waiting. :data, :wait or :eof.
-    def read_nonblock
-      got = @reads.fill(@io)
-      handshake_done if @handshaking && @io.established?
-      got
     end
 
     # Parses what has been read. :complete when a whole request is in, else
@@ -55,12 +50,12 @@ module Spindle
       @request_started = true
       @parser.env ||= @env_template.dup
       loop do
-        @reads.feed(@parser, @body)
+        parse_buffered(@parser, @body)
         @input.drain(@body)
         return :complete if @parser.done?
 
         send_continue if @parser.head_complete? && !@continue_sent
-        return :incomplete if @reads.consumed?
+        return :incomplete unless unparsed?
       end
     end
 
@@ -77,10 +72,6 @@ module Spindle
 
     # True while #wait_for_client waits.
     def waiting_for_client? = @waiting
-
-    # True when bytes of a next request are already here (pipelining), or,
-    # on TLS, decrypted and waiting in OpenSSL, where epoll cannot see them.
-    def buffered? = @reads.buffered? || (@tls && @io.buffered?)
 
     def tls? = @tls
 
@@ -108,10 +99,10 @@ module Spindle
     # Readies the connection for the next request on it.
     def reset_for_next_request
       @requests += 1
-      @marks.next_request(Engine::Deadlines.now)
+      @marks.next_request(Process.clock_gettime(Process::CLOCK_MONOTONIC))
       @parser.reset
       @continue_sent = @request_started = @response_started = false
-      @reads.rewind_if_consumed
+      rewind_if_consumed
     end
 
     # The response writer's way out: see Engine::Outbox#write.
@@ -136,10 +127,10 @@ module Spindle
 
     def hijacked? = @hijacked
 
-    # Frees the buffers at once (see HTTP::ReadBuffer#release) and closes.
+    # Frees the buffers at once (see HTTP::ReadBuffer) and closes.
     def close
       @input.discard
-      @reads.release
+      release_read_buffer
       @outbox.drop
       @io.close unless @hijacked || @io.closed?
     rescue IOError, SystemCallError
@@ -151,13 +142,13 @@ module Spindle
     # The handshake's deadline was the head's: the first request gets its own.
     def handshake_done
       @handshaking = false
-      @marks.next_request(Engine::Deadlines.now)
+      @marks.next_request(Process.clock_gettime(Process::CLOCK_MONOTONIC))
     end
 
     # RFC 9110 §10.1.1: answer 100 only while the body is still to come.
     def send_continue
       @continue_sent = true
-      return unless @parser.expect_continue? && !@parser.done? && @reads.consumed?
+      return unless @parser.expect_continue? && !@parser.done? && !buffered?
 
       @outbox.write_all(CONTINUE)
     end
