@@ -88,15 +88,12 @@ module Spindle
       # Writes what a slow reader's outbox holds; once it is out (and the
       # response's outcome keeps the connection), the strategy reads what
       # the client sent next.
-      def ready(conn)
-        return readable(conn) unless conn.outbox.pending?
-
-        readable(conn) if @selection.flush(conn) && conn.buffered?
-      end
-
+      #
       # A TLS read may have had to write first (TLS::Socket#wants_write?):
       # the selection then watches for room to write until it could.
-      def readable(conn)
+      def ready(conn)
+        return if conn.outbox.pending? && !(@selection.flush(conn) && conn.buffered?)
+
         @strategy.readable(conn)
         @selection.follow_tls(conn) if conn.tls?
       end
