@@ -98,3 +98,17 @@ class TlsEnginesTest < SpindleIntegrationTest
     assert_equal 0, curl(port)[0], "the server should serve TLS clients after plain HTTP"
   end
 end
+
+# A bind that cannot work stops bin/spindle at boot with one line naming the
+# file, and no backtrace (test/unit/tls_settings_test.rb has every case).
+class TlsBootErrorTest < SpindleIntegrationTest
+  def test_a_missing_key_stops_the_boot_with_one_line
+    files = TlsFiles.new
+    files.server_pair(2)
+    process = run_spindle("-b", files.bind(key: files.path("missing-key.pem")), app_path("tls"))
+    refute process.status.success?
+    assert_match(/\Aspindle: bind ssl:.*cannot read .*missing-key\.pem: No such file or directory\n\z/, process.stderr)
+  ensure
+    files&.cleanup
+  end
+end
