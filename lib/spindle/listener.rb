@@ -75,12 +75,11 @@ module Spindle
       TLS::Context.new(TLS::Settings.parse(uri.query, shown), shown)
     end
 
-    # HUP: every ssl:// listener rereads its certificate and key (a bad pair
-    # is logged and the old one kept). True when there was one to reload.
-    def self.reload_tls(listeners, log)
-      tls = listeners.filter_map(&:tls)
-      tls.each { |context| context.reload(log) }
-      !tls.empty?
+    # HUP rereads every ssl:// listener's certificate and key (a bad pair is
+    # logged and the old one kept): one Reopen action per listener, once per
+    # process tree (children inherit it across fork).
+    def self.reload_tls_on_hup(listeners, log)
+      listeners.each { |listener| listener.tls&.reload_on_hup(log) }
     end
 
     def self.open_unix(uri, backlog, shown = uri.to_s)

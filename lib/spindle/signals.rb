@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "signal_queue"
+require_relative "log/reopen"
 
 module Spindle
   # The signals of a process that serves requests: alone (no -w) or as a
@@ -14,7 +15,8 @@ module Spindle
   #                    --shutdown-timeout
   #   :drain_unlimited the same with no time limit
   #   :restart         USR2: restart in place with new code (SingleRestart)
-  #   :reload          HUP: reread what can be reread in place (Server#reload)
+  #   :reopen          HUP: run the Reopen actions (log files, then what
+  #                    other code registered)
   #   a String         log it and carry on: it says what to send instead
   #   :ignore          nothing: the kernel discards it, no thread wakes
   # Any stop signal after the first exits at once.
@@ -25,21 +27,20 @@ module Spindle
     # while clients wait. WINCH keeps its default, which ignores it: a terminal
     # resize is no command.
     SINGLE = {
-      TERM: :drain, INT: :drain, QUIT: :drain_unlimited, USR2: :restart,
-      HUP: :reload,
+      TERM: :drain, INT: :drain, QUIT: :drain_unlimited, USR2: :restart, HUP: :reopen,
       USR1: "USR1 ignored: a phased restart needs workers (-w); USR2 restarts a single process",
       TTIN: "TTIN ignored: adding a worker needs cluster mode (-w)",
       TTOU: "TTOU ignored: removing a worker needs cluster mode (-w)",
     }.freeze
 
-    # A worker obeys only stop signals and HUP (which the master passes on);
-    # the others are the master's commands.
-    # A worker starts life with the master's trap handlers (fork copies them),
-    # so every signal the master traps is listed here: none may run a
-    # master's handler in a worker.
+    # A worker obeys stop signals, and HUP, which its master forwards to it
+    # (logrotate signals the master only); the others are the master's
+    # commands. A worker starts life with the master's trap handlers (fork
+    # copies them), so every signal the master traps is listed here: none may
+    # run a master's handler in a worker.
     WORKER = {
-      TERM: :drain, INT: :drain, QUIT: :drain_unlimited,
-      USR1: :ignore, USR2: :ignore, TTIN: :ignore, TTOU: :ignore, HUP: :reload,
+      TERM: :drain, INT: :drain, QUIT: :drain_unlimited, HUP: :reopen,
+      USR1: :ignore, USR2: :ignore, TTIN: :ignore, TTOU: :ignore,
     }.freeze
 
     STOPS = { drain: :timed, drain_unlimited: :unlimited }.freeze
@@ -69,11 +70,6 @@ module Spindle
       self
     end
 
-    def on_reload(&block)
-      @on_reload = block
-      self
-    end
-
     def install
       ignored, queued = @table.keys.partition { |name| @table[name] == :ignore }
       ignored.each { |name| Signal.trap(name, "IGNORE") }
@@ -88,7 +84,7 @@ module Spindle
       action = @table.fetch(name)
       if STOPS.key?(action) then stop(action)
       elsif action == :restart then restart
-      elsif action == :reload then @on_reload&.call
+      elsif action == :reopen then reopen
       else @log.info("spindle: #{action}")
       end
     rescue StandardError => e
@@ -100,6 +96,11 @@ module Spindle
 
       @stopping = true
       @on_stop.call(STOPS.fetch(action))
+    end
+
+    def reopen
+      failed = Reopen.run(@log)
+      @log.info("spindle: HUP: log files reopened#{failed.empty? ? '' : "; failed: #{failed.join(', ')}"}")
     end
 
     def restart

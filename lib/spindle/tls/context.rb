@@ -3,6 +3,7 @@
 require_relative "settings"
 require_relative "context_builder"
 require_relative "socket"
+require_relative "../log/reopen"
 
 module Spindle
   module TLS
@@ -39,6 +40,12 @@ module Spindle
       rescue Listener::Error => e
         log.error("#{e.message}; keeping the certificate loaded before")
         false
+      end
+
+      # Registers #reload as a HUP action (Reopen), once: the list is
+      # inherited by the processes this one forks, which share this context.
+      def reload_on_hup(log)
+        @on_hup ||= Reopen.register("reloading the certificate of #{@shown}") { reload(log) }
       end
 
       # A worker starting: the files changed since this process's parent read
