@@ -43,6 +43,10 @@ class TlsSettingsTest < Minitest::Test
     end
   end
 
+  def test_proxy_protocol_false_is_allowed
+    Spindle::Listener.open(@files.bind(proxy_protocol: "false"), backlog: 8).close
+  end
+
   def test_an_encrypted_key_is_refused_without_a_prompt
     key = OpenSSL::PKey::EC.generate("prime256v1")
     @files.write("locked.pem", key.private_to_pem(OpenSSL::Cipher.new("aes-128-cbc"), "secret"))

@@ -10,7 +10,7 @@ module Spindle
     # reopens the files from the handed-over URI, reads the same ones.
     class Settings
       VERIFY_MODES = %w[none peer force_peer].freeze
-      KNOWN = %w[cert key ca verify_mode].freeze
+      KNOWN = %w[cert key ca verify_mode proxy_protocol].freeze
 
       attr_reader :cert, :key, :ca, :verify_mode
 
@@ -23,6 +23,7 @@ module Spindle
         duplicate = names.find { |name| names.count(name) > 1 }
         raise Listener::Error, "bind #{shown}: #{duplicate}= is given twice" if duplicate
 
+        refuse_proxy_protocol(params.to_h["proxy_protocol"], shown)
         new(params.to_h, shown)
       rescue ArgumentError => e
         raise Listener::Error, "bind #{shown}: unreadable query (#{e.message})"
@@ -30,12 +31,15 @@ module Spindle
 
       # The PROXY protocol header would arrive before the TLS handshake, and
       # the read path that strips it does not run under TLS yet: refused at
-      # boot rather than half-supported.
+      # boot rather than half-supported (proxy_protocol=false is allowed).
+      def self.refuse_proxy_protocol(value, shown)
+        return if value.nil? || value == "false"
+
+        raise Listener::Error, "bind #{shown}: proxy_protocol is not supported on ssl:// binds yet " \
+                               "(terminate TLS in the proxy, or use a tcp:// bind)"
+      end
+
       def self.refuse_unknown(names, shown)
-        if names.include?("proxy_protocol")
-          raise Listener::Error, "bind #{shown}: proxy_protocol is not supported on ssl:// binds yet " \
-                                 "(terminate TLS in the proxy, or use a tcp:// bind)"
-        end
         unknown = names - KNOWN
         return if unknown.empty?
 
