@@ -8,7 +8,8 @@ require_relative "http_client"
 # reads samples out of it.
 module MetricsScraper
   PROMTOOL = "/usr/bin/promtool"
-  ENDPOINT_LINE = %r{^spindle: metrics at tcp://([\d.]+):(\d+) \(GET /metrics\)$}
+  # The message, after the log line's timestamp, pid, role and level.
+  ENDPOINT_LINE = %r{ spindle: metrics at tcp://([\d.]+):(\d+) \(GET /metrics\)$}
 
   # One scrape's samples: "name{labels}" => value.
   class Scrape
