@@ -61,30 +61,32 @@ module Spindle
 
       private
 
-      # conn's next request is complete: already buffered (pipelined), or
-      # arrived within FAST_KEEPALIVE while no other request waited for a
-      # thread (a wait then would keep them waiting).
-      def next_request_here?(conn)
-        return conn.advance == :complete if conn.buffered?
-        return false unless @pool.queued.zero? && conn.io.wait_readable(FAST_KEEPALIVE)
+      # How conn's next request is complete: :buffered (pipelined, parsed
+      # from what was read already) or :arrived (within FAST_KEEPALIVE, while
+      # no other request waited for a thread: a wait then would keep them
+      # waiting); nil when it is not.
+      def next_request(conn)
+        return (conn.advance == :complete ? :buffered : nil) if conn.buffered?
+        return nil unless @pool.queued.zero? && conn.io.wait_readable(FAST_KEEPALIVE)
 
-        conn.read_nonblock == :data && conn.advance == :complete
+        :arrived if conn.read_nonblock == :data && conn.advance == :complete
       end
 
       # A pool thread's turn with conn, which holds a complete request.
       def work(conn)
+        came = nil
         PIPELINE_TURNS.times do
           @budget.wait_for_room
           outcome = @handler.serve(conn)
           return if outcome == :hijacked
           return @mailbox.post(conn, outcome) if conn.outbox.pending? # the reactor writes the rest
           return conn.close if outcome == :close
-          return @mailbox.post(conn, outcome) unless next_request_here?(conn)
+          return @mailbox.post(conn, outcome) unless (came = next_request(conn))
           # Others wait for a thread: conn's next request goes behind them,
           # so a client that keeps sending cannot keep a thread.
-          return requeue(conn) unless @pool.queued.zero?
+          return requeue(conn, came) unless @pool.queued.zero?
         end
-        requeue(conn)
+        requeue(conn, came)
       rescue HTTP::ParseError => e
         @handler.refuse(conn, e)
         conn.close
@@ -93,13 +95,14 @@ module Spindle
         conn.close
       end
 
-      # conn holds a complete (or pipelined) request: it queues behind the
-      # others. The pass first lets the reactor, if it waits for the GVL with
-      # clients' bytes in hand, queue theirs ahead: a thread serving buffered
-      # requests never blocks, so it would otherwise hold the GVL until Ruby's
-      # 100 ms time slice ends.
-      def requeue(conn)
-        Thread.pass
+      # conn holds a complete request: it queues behind the others. After
+      # pipelined (:buffered) requests the pass first lets the reactor, if it
+      # waits for the GVL with clients' bytes in hand, queue theirs ahead: a
+      # thread serving buffered requests never blocks, so it would otherwise
+      # hold the GVL until Ruby's 100 ms time slice ends. (A request that
+      # :arrived was waited for, and the wait let go of the GVL already.)
+      def requeue(conn, came)
+        Thread.pass if came == :buffered
         @pool << conn
       end
     end
