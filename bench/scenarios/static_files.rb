@@ -36,7 +36,8 @@ module Bench
         processes: [1],
         env: -> { { "SPINDLE_BENCH_STATIC" => ensure! } },
         nginx: ->(_launch) { "root #{ensure!}; sendfile on;" },
-        quick: { servers: %w[spindle-threads puma nginx], connections: [connections.first], processes: [1], budget_s: 150 }
+        quick: { servers: %w[spindle-threads puma nginx], connections: [connections.first], processes: [1],
+                 budget_s: 150 }
       )
     end
   end
