@@ -227,7 +227,9 @@ module Spindle
       # larger one goes out with sendfile(2) from the file, never through
       # Ruby strings; what the socket does not take at once waits in the
       # outbox as the open file (HTTP::FileBody), so a slow reader holds
-      # neither a thread nor the file's size in memory.
+      # neither a thread nor the file's size in memory. Returns the bytes
+      # sent or handed to the outbox (a file that turns out shorter closes
+      # the connection then: HTTP::FileBody::Truncated).
       def send_file(conn, head, path, length)
         file = File.open(path, "rb")
         return send_small_file(conn, head, file, length) if length <= COALESCE_LIMIT
@@ -252,7 +254,9 @@ module Spindle
         length = File.size(path)
         head << "content-length: " << (LENGTHS[length] || length.to_s) << "\r\n"
         finish_head(head, keep_alive, env)
-        send_file(conn, head, path, length) == length && keep_alive ? :keep_alive : :close
+        sent = send_file(conn, head, path, length)
+        env[BODY_BYTES] = sent if @count_bytes
+        sent == length && keep_alive ? :keep_alive : :close
       end
 
       # Size unknown: chunked on HTTP/1.1, close-delimited on HTTP/1.0.
