@@ -28,6 +28,7 @@ module Spindle
       @multiprocess = multiprocess
       @restartable = restartable
       @bound = false
+      Listener.reload_tls_on_hup(@listeners, @log) # inherited ones (a master after USR2)
     end
 
     # Opens the listeners, or takes over those of the process that restarted
@@ -35,6 +36,7 @@ module Spindle
     def bind
       inherited = SingleRestart.inherited_listeners if @restartable
       @listeners = inherited || @config.binds.map { |uri| Listener.open(uri, backlog: @config.backlog) }
+      Listener.reload_tls_on_hup(@listeners, @log)
       @bound = true
       self
     rescue Listener::Error
@@ -126,7 +128,9 @@ module Spindle
     # drain_delay: see #stop_gracefully.
     def install_signals(table, drain_delay: @config.drain_delay)
       Signals.new(table, @log)
-             .on_stop { |how| stop_gracefully(how == :timed ? @config.shutdown_timeout : nil, drain_delay: drain_delay) }
+             .on_stop do |how|
+               stop_gracefully(how == :timed ? @config.shutdown_timeout : nil, drain_delay: drain_delay)
+             end
              .on_force { force_exit }
              .on_restart { @restart.start }
              .install
