@@ -12,10 +12,19 @@ module Bench
     module_function
 
     def gem(name)
-      lock = "#{Paths::GEMFILE}.lock"
+      lock = "#{@gemfile || Paths::GEMFILE}.lock"
       return "unknown (no Gemfile.lock)" unless File.exist?(lock)
 
       File.read(lock)[/^    #{Regexp.escape(name)} \(([^)]+)\)$/, 1] || "not in Gemfile.lock"
+    end
+
+    # Gem versions read from another Gemfile's lock meanwhile: the bundle a
+    # scenario's servers run under (Scenario#bundle).
+    def using(gemfile)
+      @gemfile, before = gemfile, @gemfile
+      yield
+    ensure
+      @gemfile = before
     end
 
     # The first match of pattern in what argv prints (nginx and wrk print
