@@ -46,9 +46,9 @@ module Bench
       end
       return nil if rows.empty?
 
-      header = ["server", "processes", "c", "samples", "server code", "app code", "GC", "other", "top server frames (own samples)"]
-      "## Where the time goes\n\nStackProf (CPU mode, 1 ms) in every process of the server, during a wrk run as long " \
-        "as the measured one that followed it (its figure is not reported). Server code: lib/spindle, Rack, each " \
+      header = ["server", "processes", "c", "samples", "server code", "app code", "GC", "other", "innermost server frames (samples)"]
+      "## Where the time goes\n\nStackProf (CPU mode, 1 ms) in every process of the server, during a second wrk run as long " \
+        "as the measured one, right after it (its figure is not reported). Server code: lib/spindle, Rack, each " \
         "peer's own gems; app code: Rails, pg and the app; time in C methods and Ruby's library counts for its " \
         "caller (bench/lib/bench/profile_split.rb).\n\n#{F.table(header, rows)}"
     end
