@@ -41,7 +41,8 @@ module Bench
         processes: [WORKERS], path: "/posts", targets: TARGETS }
     end
 
-    def servers_record = ReforkServers.servers_record(@names)
+    # Versions from the bundle the servers run under.
+    def servers_record = Versions.using(Paths::APPS_GEMFILE) { ReforkServers.servers_record(@names) }
 
     def target
       Scenario.new(name: "rails-per-gb", app: "../../test/apps/rails/config.ru", path: "/posts", expect_body: nil,
