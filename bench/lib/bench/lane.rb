@@ -34,6 +34,15 @@ module Bench
          [File.join(Paths::ROOT, script), *without_ruby(argv), yjit ? "--yjit" : "--no-yjit"]]
       end
 
+      # bin/test-ruby3.3 takes its chroot's lock alone (then shares it), so
+      # it waits for every test run on 3.3 to end: waiting for that before
+      # taking this machine's run lock keeps other bench runs from waiting
+      # on this one meanwhile. False when the chroot stayed busy.
+      def wait_for_chroot(wait_s)
+        lock = "#{ENV.fetch('SPINDLE_RUBY33_CHROOT', '/var/cache/spindle/trixie-ruby3.3')}.lock"
+        !File.exist?(lock) || system("flock", "-x", "-w", wait_s.to_i.to_s, lock, "true")
+      end
+
       def without_ruby(argv)
         argv.each_with_index.reject do |arg, i|
           arg.start_with?("--ruby") || (argv[i - 1] == "--ruby" && i.positive?)

@@ -51,7 +51,11 @@ module Bench
         record = super
         return record unless Profile.armed?
 
-        record.merge(profile: profile(connections))
+        split = profile(connections)
+        Log.info(format("profile   %-17s c=%-4d %6d samples  server code %5.1f %%  app code %5.1f %%  GC %5.1f %%  other %5.1f %%",
+                        @server.launch.spec.name, connections, split[:samples],
+                        *%i[server app gc other].map { |k| 100.0 * split[k] / [split[:samples], 1].max }))
+        record.merge(profile: split)
       end
 
       private
