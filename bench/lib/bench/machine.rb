@@ -38,7 +38,9 @@ module Bench
     # turn it on is recorded too.
     def yjit
       probe = Command.capture({ "RUBYOPT" => nil }, [RbConfig.ruby, "--yjit", "-e", "print RubyVM::YJIT.enabled?"], timeout: 20)
-      { enabled_for_servers: Lane.yjit?, available: probe.ok && probe.output.strip == "true" }
+      available = probe.ok && probe.output.strip == "true"
+      # A Ruby built without YJIT ignores RUBY_YJIT_ENABLE: then it was off.
+      { enabled_for_servers: Lane.yjit? && available, asked: Lane.yjit?, available: available }
     end
   end
 end
