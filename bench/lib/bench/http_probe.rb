@@ -46,11 +46,12 @@ module Bench
       interim = []
       loop do
         head, body = raw.split("\r\n\r\n", 2)
-        status = Integer(head[%r{\AHTTP/1\.[01] (\d{3})}, 1] || (return nil))
-        # An interim response has a head and no body: the final one follows.
-        next (interim << status) && (raw = body.to_s) if status.between?(100, 199) && status != 101
+        status = Integer(head.to_s[%r{\AHTTP/1\.[01] (\d{3})}, 1] || (return nil)) # nil: only a 1xx came
+        return response(status, head, body, interim) unless status.between?(100, 199) && status != 101
 
-        return response(status, head, body, interim)
+        # An interim response has a head and no body: the final one follows.
+        interim << status
+        raw = body.to_s
       end
     end
 
