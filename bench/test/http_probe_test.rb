@@ -26,6 +26,7 @@ class HttpProbeTest < Minitest::Test
   def test_skips_interim_responses_and_names_them
     r = Bench::HttpProbe.parse("#{EARLY_HINTS}HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi")
     assert_equal [200, "hi", [103]], [r.status, r.body, r.interim]
+    assert_nil Bench::HttpProbe.parse(EARLY_HINTS), "a 1xx alone is no answer"
   end
 
   def test_refuses_a_server_that_sends_early_hints
