@@ -76,7 +76,9 @@ module Bench
       return "unavailable: #{result.output.lines.last&.strip}" unless result.ok && version
 
       commit = Command.capture({}, %w[git rev-parse --short HEAD], timeout: 10, chdir: Paths::ROOT)
-      commit.ok ? "#{version} (#{commit.output.strip})" : "#{version} (uncommitted tree)"
+      # The Ruby 3.3 chroot has no git (and sees no worktree's .git): the
+      # source digest in the Run table still names the code.
+      commit.ok ? "#{version} (#{commit.output.strip})" : "#{version} (commit unknown here: no git repository or no git)"
     end
   end
 end
