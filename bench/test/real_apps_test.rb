@@ -101,6 +101,13 @@ class RealAppsTest < Minitest::Test
                  Bench::RailsPerGb.headline(per_gb_record)
   end
 
+  def test_the_page_says_when_yjit_was_asked_for_but_this_ruby_has_none
+    record = per_gb_record
+    record[:machine][:yjit] = { enabled_for_servers: false, asked: true, available: false }
+    assert_includes Bench::RailsPerGb.render(record, "x.json").first,
+                    "YJIT off for every server (asked for with --yjit, but this Ruby was built without it)"
+  end
+
   def test_the_chart_says_when_yjit_was_on
     record = per_gb_record.merge(settings: { rounds: 1, duration_s: 5, threads_per_process: 5, processes: [1] },
                                  load_generator: { threads: 1 })

@@ -36,6 +36,7 @@ module Bench
       end
 
       def yjit_availability(yjit)
+        return "asked for with --yjit, but this Ruby was built without it" if yjit[:asked] && !yjit[:available]
         return "not available" unless yjit[:available]
 
         yjit[:enabled_for_servers] ? "RUBY_YJIT_ENABLE=1" : "available, not enabled"
