@@ -15,6 +15,7 @@ module Bench
   class RailsPerGb < CustomScenario
     SERVERS = ReforkServers::SERVERS
     WORKERS = 4
+    QUICK_WORKERS = 2 # --quick: a smoke run, half the Rails boots
     THREADS = 5
     CONNECTIONS = 16
     TARGETS = { "puma" => 1.3, "pitchfork" => 1.0 }.freeze # Spindle's req/s per GiB ÷ theirs, at least
@@ -24,6 +25,7 @@ module Bench
     def initialize(scenario, settings)
       super
       @rounds = settings.quick ? 1 : settings.rounds
+      @workers = settings.quick ? QUICK_WORKERS : WORKERS
       @duration = settings.duration
       @names = picked(SERVERS.keys)
     end
@@ -37,8 +39,8 @@ module Bench
     end
 
     def settings_record
-      { workers: WORKERS, threads_per_process: THREADS, connections: CONNECTIONS, duration_s: @duration, rounds: @rounds,
-        processes: [WORKERS], path: "/posts", targets: TARGETS }
+      { workers: @workers, threads_per_process: THREADS, connections: CONNECTIONS, duration_s: @duration, rounds: @rounds,
+        processes: [@workers], path: "/posts", targets: TARGETS }
     end
 
     # Versions from the bundle the servers run under.
@@ -50,13 +52,13 @@ module Bench
     end
 
     def one(name)
-      server = ReforkServers.start(name, "rails-per-gb", target, workers: WORKERS, threads: THREADS)
+      server = ReforkServers.start(name, "rails-per-gb", target, workers: @workers, threads: THREADS)
       url = server.launch.url("/posts")
       old = ReforkServers.workers(name, server).map { |w| w[:pid] }
       Memory.wrk_run(url, connections: CONNECTIONS, duration: 2, headers: WARM_HEADERS, timeout: 30)
       ReforkServers.trigger(name, server)
       complete = Child.wait_for(GENERATION_WAIT, every: 0) do
-        ReforkServers.generation_complete?(name, server, old, WORKERS) ||
+        ReforkServers.generation_complete?(name, server, old, @workers) ||
           (Memory.wrk_run(url, connections: CONNECTIONS, duration: 1, headers: WARM_HEADERS, timeout: 30) && false)
       end
       measure(name, server, url, complete ? true : false)
@@ -91,7 +93,7 @@ module Bench
       spindle = m.dig("spindle", :per_gib)
       parts = m.map { |name, v| format("%s %.0f", name, v[:per_gib]) }
       ratios = TARGETS.keys.filter_map { |peer| spindle && m[peer] && format("%.2f× %s", spindle / m[peer][:per_gib], peer) }
-      "req/s per GiB of PSS, 4 Rails workers after a refork: #{parts.join(', ')}#{" (Spindle #{ratios.join(', ')})" if ratios.any?}"
+      "req/s per GiB of PSS, #{record[:settings][:workers]} Rails workers after a refork: #{parts.join(', ')}#{" (Spindle #{ratios.join(', ')})" if ratios.any?}"
     end
 
     def self.markdown(record, json_name)
@@ -119,7 +121,8 @@ module Bench
 
     def self.chart(record)
       m = medians(record)
-      chart = P.chart(record, "Rails: requests per second per GiB of PSS", "4 workers after a refork · medians of rounds",
+      chart = P.chart(record, "Rails: requests per second per GiB of PSS",
+                      "#{record[:settings][:workers]} workers after a refork · medians of rounds",
                       y_label: "req/s per GiB", x_label: "server")
       chart.panel("higher is better", groups: m.keys,
                                       series: [{ name: "req/s per GiB", color: "#3182bd", values: m.values.map { |v| v[:per_gib].round },
