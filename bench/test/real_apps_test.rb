@@ -17,6 +17,18 @@ class RealAppsTest < Minitest::Test
     assert_equal %w[/posts /posts/1 /], %w[rails rails-show blog].map { |n| SCENARIOS.fetch(n).path }
   end
 
+  # The bundle every server runs the apps under names every gem the Rails
+  # app's own Gemfile names, and its lock holds the same Rails as the app's.
+  def test_the_apps_bundle_is_the_rails_app_s_gems_plus_the_servers
+    gems = ->(file) { File.read(file).scan(/^gem "([^"]+)"/).flatten }
+    app = File.join(Bench::Paths::ROOT, "test", "apps", "rails", "Gemfile")
+    bundle = File.join(Bench::Paths::APPS, "bundle", "Gemfile")
+    assert_empty gems.call(app) - gems.call(bundle)
+    assert_includes gems.call(bundle), "stackprof"
+    rails = ->(file) { File.read("#{file}.lock")[/^    railties \(([^)]+)\)$/, 1] }
+    assert_equal rails.call(app), rails.call(bundle)
+  end
+
   # Stacks are root first; a sample belongs to its innermost frame of a known
   # kind, so a C method or Ruby's library counts for its caller.
   FRAMES = {
