@@ -22,8 +22,20 @@ module Spindle
     # marks: this connection's deadlines, kept for Engine::Deadlines.
     attr_reader :io, :requests, :env_template, :outbox, :marks
 
-    def initialize(io, config, env_template, outbox)
+    # proxy_protocol: the listener's bind asks for a PROXY protocol header
+    # before the first request (HTTP::ProxyHeader).
+    #
+    # tls: io is a TLS::Socket, its handshake still to come. Until the
+    # handshake is done, the connection counts as mid-request, not idle: it
+    # runs under the header deadline (Engine::Deadlines), a stalled one is
+    # never taken for a spare keep-alive connection, and it is closed when
+    # the deadline passes (no 408 can be written before the handshake is
+    # done). Once done, the connection is as a plain one just accepted.
+    def initialize(io, config, env_template, outbox, proxy_protocol: false, tls: false)
       @io = io
+      @proxy_pending = proxy_protocol
+      @tls = tls
+      @handshaking = tls
       @env_template = env_template
       @outbox = outbox
       init_read_buffer
@@ -37,9 +49,12 @@ module Spindle
     end
 
     # Parses what has been read. :complete when a whole request is in, else
-    # :incomplete; raises HTTP::ParseError for input that must be refused.
+    # :incomplete; raises HTTP::ParseError for input that must be refused, and
+    # HTTP::ProxyHeader::Error for a PROXY header that must be.
     def advance
       @request_started = true
+      return :incomplete if @proxy_pending && !take_proxy_header
+
       @parser.env ||= @env_template.dup
       loop do
         parse_buffered(@parser, @body)
@@ -47,7 +62,7 @@ module Spindle
         return :complete if @parser.done?
 
         send_continue if @parser.head_complete? && !@continue_sent
-        return :incomplete unless buffered?
+        return :incomplete unless unparsed?
       end
     end
 
@@ -62,12 +77,19 @@ module Spindle
       @waiting = false
     end
 
+    # True until the PROXY protocol header of a bind that wants one is in:
+    # nothing has been parsed as HTTP, so nothing may be answered as HTTP.
+    def awaiting_proxy_header? = @proxy_pending
+
     # True while #wait_for_client waits.
     def waiting_for_client? = @waiting
 
+    def tls? = @tls
+
     # True between requests: no byte of the next one has arrived yet (since
-    # marks.idle_since: accepted, or its last response ended).
-    def idle? = !@request_started
+    # marks.idle_since: accepted or its TLS handshake done, or its last
+    # response ended).
+    def idle? = !@request_started && !@handshaking
 
     def head_complete? = @parser.head_complete?
     def body_size = @parser.body_size
@@ -127,6 +149,27 @@ module Spindle
     end
 
     private
+
+    # Once per connection, before the first request's env is made: the
+    # client the header names becomes the env's REMOTE_ADDR and REMOTE_PORT.
+    # A later "PROXY ..." line on the connection is an HTTP request line
+    # like any other (and refused as one).
+    def take_proxy_header
+      header = parse_proxy_header or return false
+
+      @proxy_pending = false
+      if header.remote_addr
+        @env_template["REMOTE_ADDR"] = header.remote_addr
+        @env_template["REMOTE_PORT"] = header.remote_port
+      end
+      true
+    end
+
+    # The handshake's deadline was the head's: the first request gets its own.
+    def handshake_done
+      @handshaking = false
+      @marks.next_request(Process.clock_gettime(Process::CLOCK_MONOTONIC))
+    end
 
     # RFC 9110 §10.1.1: answer 100 only while the body is still to come.
     def send_continue

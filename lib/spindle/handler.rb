@@ -8,6 +8,7 @@ require_relative "http/hijack"
 require_relative "engine/outbox"
 require_relative "request_tracker"
 require_relative "health_check"
+require_relative "http/forwarded"
 
 module Spindle
   # One complete request in, one app call, one response out, and an explicit
@@ -22,6 +23,9 @@ module Spindle
                    IOError, Engine::Outbox::WriteTimeout].freeze
     ERROR_BODY = "Internal Server Error\n"
     RESPONSE_FINISHED = "rack.response_finished"
+    # Refused PROXY headers are logged once, then at most once per this many
+    # seconds with a count: a scanner on a PROXY bind must not flood the log.
+    PROXY_LOG_EVERY = 60
 
     attr_reader :writer, :tracker
 
@@ -32,10 +36,16 @@ module Spindle
       @config = config
       @max_requests = config.max_keepalive_requests
       @oob_gc_every = config.oob_gc_every
-      @writer = HTTP::ResponseWriter.new(log)
+      @access_log = log.access_log # nil: off, and no request pays for it
+      @writer = HTTP::ResponseWriter.new(log, count_bytes: !@access_log.nil?)
+      @early_hints = config.early_hints
       @stopping = false
       @health = HealthCheck.for(config.health_path)
+      @forwarded = config.trusted_proxies && HTTP::Forwarded.new(config.trusted_proxies)
       @base_env = base_env(multithread, multiprocess)
+      @proxy_refusals = 0
+      @proxy_logged_at = nil
+      @proxy_log_lock = Mutex.new
     end
 
     # Set when a stop begins (the drain delay, or the drain itself): responses
@@ -44,19 +54,26 @@ module Spindle
 
     # The env every request on this connection starts from.
     def env_template(conn_io, listener)
-      @base_env.merge(
+      env = @base_env.merge(
         "SERVER_NAME" => listener.server_name,
         "SERVER_PORT" => listener.server_port,
         "REMOTE_ADDR" => remote_addr(conn_io, listener),
       )
+      listener.tls? ? env.update(Listener::TLS_ENV) : env
     end
 
     # A new Connection for an accepted socket, writing through outbox (the
-    # engine's: it finishes what a slow reader has not taken).
+    # engine's: it finishes what a slow reader has not taken). On an ssl://
+    # bind the socket is a TLS::Socket whose handshake is still to come: it
+    # adds the client certificate to the env template once it is done.
     def open_connection(io, listener, outbox)
-      conn = Connection.new(io, @config, env_template(io, listener), outbox)
+      conn = Connection.new(io, @config, env_template(io, listener), outbox,
+                            proxy_protocol: listener.proxy_protocol?, tls: listener.tls?)
       conn.env_template["rack.hijack"] = HTTP::Hijack.new(conn)
-      conn.env_template["rack.early_hints"] = HTTP::EarlyHints.new(conn, @writer)
+      # Only with --early-hints: HTTP/1.1 clients that mishandle 1xx take the
+      # 103 for the response (see HTTP::EarlyHints).
+      conn.env_template["rack.early_hints"] = HTTP::EarlyHints.new(conn, @writer) if @early_hints
+      io.env = conn.env_template if listener.tls?
       conn
     end
 
@@ -65,7 +82,11 @@ module Spindle
       @tracker.start(conn)
       env = conn.finish_request_env
       env[RESPONSE_FINISHED] = []
-      started = Process.clock_gettime(Process::CLOCK_MONOTONIC) if @log.requests?
+      @forwarded&.apply(env) # first: the access log records the client it names
+      if @access_log
+        started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        request = @access_log.capture(env)
+      end
       begin
         status, headers, body = @health&.response(env, !@stopping) || @app.call(env)
       rescue SignalException, SystemExit
@@ -77,11 +98,12 @@ module Spindle
       outcome = conn.hijacked? ? :hijacked : respond(conn, env, status, headers, body)
       # The writer's 500 went out in place of what the app returned: that is
       # what the client got, so it is what the log and the callbacks see.
-      if outcome == :failed
+      failed = outcome == :failed
+      if failed
         status = 500
         outcome = :close
       end
-      @log.request(env, status, Process.clock_gettime(Process::CLOCK_MONOTONIC) - started) if started
+      log_access(env, request, status, failed, started) if started
       outcome
     ensure
       close_body(body)
@@ -91,11 +113,39 @@ module Spindle
       conn.reset_for_next_request if outcome == :keep_alive
     end
 
+    # What the handler knows of a request in flight, for the log of a forced
+    # stop: its method and path, escaped, never its body. The path is
+    # SCRIPT_NAME + PATH_INFO: a mounted app (Rack::URLMap) moves the
+    # mount point into SCRIPT_NAME while it runs.
+    def self.describe(env)
+      "#{Log.escape(env['REQUEST_METHOD'].to_s)} #{Log.escape("#{env['SCRIPT_NAME']}#{env['PATH_INFO']}")}"
+    end
+
     # A request the parser refused: its status, and the connection closes.
     def refuse(conn, error)
-      @writer.write_simple(conn, error.status, "#{error.message}\n")
+      text = "#{error.message}\n"
+      @writer.write_simple(conn, error.status, text)
+      # No request to describe: the access log says what was answered.
+      @access_log&.record(conn.env_template, nil, error.status, text.bytesize, nil)
     rescue *CLIENT_GONE
       nil
+    end
+
+    # A connection on a PROXY bind whose first bytes are no valid PROXY
+    # header: it is closed unanswered (the caller closes it); this logs it.
+    def refuse_proxy_header(conn, error)
+      peer = conn.env_template["REMOTE_ADDR"]
+      @proxy_log_lock.synchronize do
+        @proxy_refusals += 1
+        now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        next if @proxy_logged_at && now - @proxy_logged_at < PROXY_LOG_EVERY
+
+        more = @proxy_refusals > 1 ? " (#{@proxy_refusals - 1} more refused since the last line)" : ""
+        @log.error("PROXY protocol header refused from #{Log.escape(peer.to_s)}: #{error.message}; " \
+                   "connection closed unanswered#{more}")
+        @proxy_logged_at = now
+        @proxy_refusals = 0
+      end
     end
 
     private
@@ -123,6 +173,13 @@ module Spindle
       Socket.unpack_sockaddr_in(io.getpeername).last
     rescue SocketError, SystemCallError
       "0.0.0.0"
+    end
+
+    # The writer counted the body bytes it sent (HTTP::ResponseWriter::BODY_BYTES);
+    # after a :failed response it was the 500's ERROR_BODY.
+    def log_access(env, request, status, failed, started)
+      bytes = failed ? ERROR_BODY.bytesize : env[HTTP::ResponseWriter::BODY_BYTES]
+      @access_log.record(env, request, status, bytes, Process.clock_gettime(Process::CLOCK_MONOTONIC) - started)
     end
 
     def app_failed(error)

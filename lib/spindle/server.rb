@@ -28,6 +28,7 @@ module Spindle
       @multiprocess = multiprocess
       @restartable = restartable
       @bound = false
+      Listener.reload_tls_on_hup(@listeners, @log) # inherited ones (a master after USR2)
     end
 
     # Opens the listeners, or takes over those of the process that restarted
@@ -35,6 +36,7 @@ module Spindle
     def bind
       inherited = SingleRestart.inherited_listeners if @restartable
       @listeners = inherited || @config.binds.map { |uri| Listener.open(uri, backlog: @config.backlog) }
+      Listener.reload_tls_on_hup(@listeners, @log)
       @bound = true
       self
     rescue Listener::Error
@@ -126,7 +128,9 @@ module Spindle
     # drain_delay: see #stop_gracefully.
     def install_signals(table, drain_delay: @config.drain_delay)
       Signals.new(table, @log)
-             .on_stop { |how| stop_gracefully(how == :timed ? @config.shutdown_timeout : nil, drain_delay: drain_delay) }
+             .on_stop do |how|
+               stop_gracefully(how == :timed ? @config.shutdown_timeout : nil, drain_delay: drain_delay)
+             end
              .on_force { force_exit }
              .on_restart { @restart.start }
              .install
@@ -138,12 +142,27 @@ module Spindle
 
     def expire(timeout)
       @log.error("in-flight requests did not finish within #{timeout}s; exiting")
-      force_exit
+      force_exit(nil)
     end
 
-    def force_exit
+    # why: the log line of a second stop signal (nil: the timeout said it).
+    def force_exit(why = "second stop signal: exiting at once")
+      @log.error(why) if why
+      log_cut_off
       close_listeners(unlink: owns_socket_files?)
       exit!(1)
+    end
+
+    # The requests a forced exit cuts off: method and path, never a body.
+    # Best effort: the process is about to exit whatever happens here.
+    def log_cut_off
+      requests = @handler.tracker.in_flight_connections.filter_map { |conn| conn.current_env }
+      return if requests.empty?
+
+      @log.error("cut off #{requests.size} request(s) in flight: " \
+                 "#{requests.map { |env| Handler.describe(env) }.join(', ')}")
+    rescue StandardError
+      nil
     end
 
     # A unix socket's file belongs to the process that bound it, until a

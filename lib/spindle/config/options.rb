@@ -2,6 +2,7 @@
 
 require_relative "option"
 require_relative "coerce"
+require_relative "../log"
 
 module Spindle
   class Config
@@ -11,9 +12,12 @@ module Spindle
     # Every option Spindle knows, in the order docs/CONFIG.md lists them.
     OPTIONS = [
       Option.new(name: :binds, default: -> { [] }, cli: "-b, --bind", arg: "URI",
-                 doc: "Listen on URI: tcp://HOST:PORT (IPv4 or [IPv6]) or unix://PATH. " \
-                      "Repeat for several. PORT is 1-65535, or 0 for a free port the kernel picks. " \
-                      "Default tcp://0.0.0.0:9292."),
+                 doc: "Listen on URI: tcp://HOST:PORT (IPv4 or [IPv6]), unix://PATH, or " \
+                      "ssl://HOST:PORT?cert=PATH&key=PATH[&ca=PATH&verify_mode=peer|force_peer] " \
+                      "(TLS: docs/TLS.md). Repeat for several. PORT is 1-65535, or 0 for a free port the kernel picks. " \
+                      "Add ?proxy_protocol=true to a tcp or unix bind behind a load balancer that sends the " \
+                      "PROXY protocol (v1 or v2; docs/SECURITY.md): every connection must begin " \
+                      "with its header. Default tcp://0.0.0.0:9292."),
       Option.new(name: :port, default: nil, cli: "-p, --port", arg: "PORT",
                  coerce: ->(v) { c.port(v) },
                  doc: "Shorthand for --bind tcp://0.0.0.0:PORT: 1-65535, or 0 for a free port the " \
@@ -55,9 +59,33 @@ module Spindle
       Option.new(name: :rackup, default: nil,
                  doc: "The rackup file to serve: the argument, else ./config.ru, " \
                       "else the bundled demo app."),
+      # Logs (docs/LOGGING.md).
+      Option.new(name: :log_format, default: "text", cli: "--log-format", arg: "FORMAT",
+                 coerce: ->(v) { Log.check_choice(v, Log::LineFormat::NAMES, "log_format") },
+                 doc: "How server log lines look: text (timestamp pid [role] LEVEL message) or " \
+                      "json (one object per line). Every line carries an ISO 8601 UTC timestamp, " \
+                      "the pid, the role (master, worker N, mold, single) and the level."),
+      Option.new(name: :log_file, default: nil, cli: "--log-file", arg: "PATH",
+                 doc: "Write the server log to PATH (appending) instead of stdout and stderr. " \
+                      "HUP reopens it (logrotate), in the master and every worker."),
+      Option.new(name: :access_log, default: nil, cli: "--access-log", arg: "PATH",
+                 doc: "One line per request to PATH (appending; - for stdout): remote address, " \
+                      "method, target, status, body bytes sent, duration, user agent and request id " \
+                      "(X-Request-Id). Never a body, never Authorization or Cookie. HUP reopens it. " \
+                      "Off by default, and then it costs nothing per request."),
+      Option.new(name: :access_log_format, default: "combined", cli: "--access-log-format",
+                 arg: "FORMAT",
+                 coerce: ->(v) { Log.check_choice(v, Log::AccessLog::FORMATS, "access_log_format") },
+                 doc: "common (Common Log Format), combined (Combined Log Format, then the request " \
+                      "id and the duration in ms) or json (one object per line)."),
       Option.new(name: :log_requests, default: false, cli: "--log-requests",
                  coerce: ->(v) { c.boolean(v) },
-                 doc: "Log one line per request (method, path, status, bytes, time)."),
+                 doc: "Alias of --access-log - (the access log on stdout), kept for old command lines."),
+      Option.new(name: :early_hints, default: false, cli: "--[no-]early-hints",
+                 coerce: ->(v) { c.boolean(v) },
+                 doc: "Offer rack.early_hints, so an app can send 103 Early Hints. Off by default, " \
+                      "as in Puma: browsers act on 103 only over HTTP/2 and 3, and HTTP/1.1 " \
+                      "clients that mishandle 1xx take it for the response."),
       Option.new(name: :quiet, default: false, cli: "-q, --quiet", coerce: ->(v) { c.boolean(v) },
                  doc: "Log only the start-up line and errors."),
       Option.new(name: :backlog, default: 1024, cli: "--backlog", arg: "N",
@@ -96,6 +124,13 @@ module Spindle
                       "load balancers take the host out of their pool before any connection is " \
                       "refused; then drain. A second signal stops at once. Default: 0 without " \
                       "--health-path, 10 with one (docs/DRAINING.md)."),
+      Option.new(name: :trusted_proxies, default: nil, cli: "--trusted-proxies", arg: "CIDR,...",
+                 coerce: ->(v) { c.networks(v, "trusted_proxies") },
+                 doc: "Peers (IPv4 or IPv6 addresses or CIDR networks, e.g. 127.0.0.1,10.0.0.0/8,::1) " \
+                      "whose X-Forwarded-For (REMOTE_ADDR: the right-most untrusted address), " \
+                      "X-Forwarded-Proto (rack.url_scheme) and X-Forwarded-Host (HTTP_HOST, " \
+                      "SERVER_NAME, SERVER_PORT) are believed. From any other peer they reach the " \
+                      "app untouched and are never used (docs/SECURITY.md)."),
       Option.new(name: :max_keepalive_requests, default: 1000, cli: "--max-keepalive-requests", arg: "N",
                  coerce: ->(v) { c.positive_integer(v, "max_keepalive_requests") },
                  doc: "Requests served on one connection before it is closed."),

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "proxy_header"
+
 module Spindle
   module HTTP
     # The bytes read from a connection's socket (@io) and not yet parsed, and
@@ -13,20 +15,28 @@ module Spindle
       SIZE = 16 * 1024
       READ_ERRORS = [Errno::ECONNRESET, Errno::EPIPE, Errno::ETIMEDOUT, IOError].freeze
 
-      # Reads what the socket has, without waiting: :data, :wait or :eof.
+      # Reads what the socket has, without waiting: :data, :wait or :eof. A
+      # TLS read may answer :wait_writable (it must write first): a wait too.
       def read_nonblock
         got = @offset < @buffer.bytesize ? append : refill
+        handshake_done if @handshaking && @io.established? # Connection's: TLS only
         return :data if got.is_a?(String)
 
-        got == :wait_readable ? :wait : :eof
+        got.nil? ? :eof : :wait
       rescue *READ_ERRORS
         :eof
       end
 
-      # True when bytes are here that the parser has not taken (pipelining).
-      def buffered? = @offset < @buffer.bytesize
+      # True when bytes are here that the parser has not taken (pipelining),
+      # or, on TLS, decrypted and waiting in OpenSSL, where epoll cannot see
+      # them (TLS::Socket#buffered?).
+      def buffered? = @offset < @buffer.bytesize || (@tls && @io.buffered?)
 
       private
+
+      # True when the buffer holds bytes the parser has not taken. Not
+      # #buffered?: bytes still in OpenSSL are not in the buffer to parse.
+      def unparsed? = @offset < @buffer.bytesize
 
       def init_read_buffer
         @buffer = String.new(capacity: SIZE, encoding: Encoding::BINARY)
@@ -37,6 +47,15 @@ module Spindle
       # Runs parser over the unparsed bytes, body bytes going into body.
       def parse_buffered(parser, body)
         @offset = parser.execute(@buffer, @offset, body)
+      end
+
+      # Takes a PROXY protocol header from the front of the unparsed bytes:
+      # its ProxyHeader::Result once it is whole, nil while more is to come.
+      # Raises ProxyHeader::Error for anything else.
+      def parse_proxy_header
+        result, after = ProxyHeader.parse(@buffer, @offset)
+        @offset = after if result
+        result
       end
 
       # Between requests: start again at the front once everything is parsed.
