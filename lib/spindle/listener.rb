@@ -79,13 +79,16 @@ module Spindle
       File.unlink(path)
     end
 
-    def initialize(io, uri, server_name, server_port, path: nil)
+    # owned: false for a UNIX socket whose file someone else made (systemd's
+    # socket activation): closing it never unlinks the file.
+    def initialize(io, uri, server_name, server_port, path: nil, owned: true)
       @io = io
       @uri = uri
       @server_name = server_name
       @server_port = server_port
       @path = path
       @unix = !path.nil?
+      @owned = owned
     end
 
     def unix? = @unix
@@ -108,25 +111,42 @@ module Spindle
     # shares the socket with others (a worker, or a master handing over).
     def close(unlink: true)
       @io.close unless @io.closed?
-      File.unlink(@path) if unlink && @path && File.socket?(@path)
+      File.unlink(@path) if unlink && @owned && @path && File.socket?(@path)
     rescue Errno::ENOENT
       nil
     end
 
     # For a hot restart: the fd crosses exec, and the URI says what it is.
-    def handover = "#{@io.fileno}=#{@uri}"
+    # ":systemd" marks a socket systemd passed: its file stays systemd's.
+    def handover = "#{@io.fileno}#{':systemd' unless @owned}=#{@uri}"
 
-    # The listener a previous master passed across exec ("fd=uri").
+    # The listener a previous master passed across exec ("fd[:systemd]=uri").
     def self.inherit(spec)
       fd, uri = spec.split("=", 2)
+      fd, origin = fd.split(":", 2)
       io = Socket.for_fd(Integer(fd))
       io.autoclose = true
       parsed = URI.parse(uri)
       if parsed.scheme == "unix"
-        new(io, uri, "localhost", "80", path: "#{parsed.host}#{parsed.path}")
+        new(io, uri, "localhost", "80", path: "#{parsed.host}#{parsed.path}", owned: origin != "systemd")
       else
         new(io, uri, parsed.hostname, io.local_address.ip_port.to_s)
       end
+    end
+
+    # A listening socket systemd opened (Systemd::Activation): its address
+    # says what it is. Anything else passed as one is an error, not a
+    # listener that never accepts.
+    def self.activated(io)
+      unless io.getsockopt(:SOCKET, :TYPE).int == Socket::SOCK_STREAM && io.getsockopt(:SOCKET, :ACCEPTCONN).bool
+        raise Error, "socket activation: fd #{io.fileno} is not a listening stream socket"
+      end
+
+      address = io.local_address
+      return new(io, "unix://#{address.unix_path}", "localhost", "80", path: address.unix_path, owned: false) if address.unix?
+
+      host = address.ip_address
+      new(io, "tcp://#{address.ipv6? ? "[#{host}]" : host}:#{address.ip_port}", host, address.ip_port.to_s)
     end
   end
 end
