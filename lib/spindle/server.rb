@@ -69,7 +69,6 @@ module Spindle
       @notifier = Systemd::Notifier.from_env(@log)
       @restart = SingleRestart.new(@log, @listeners, command_line: @restartable, notifier: @notifier)
       install_signals(Signals::SINGLE)
-      @log.announce(startup_line)
       announce_serving(predecessor)
       serve
       @log.info("spindle: stopped")
@@ -80,11 +79,13 @@ module Spindle
 
     # The pid file and systemd learn of this process (MAINPID= after a
     # restart) before the predecessor is told to go: its exit must not read
-    # as the service dying.
+    # as the service dying. The start-up line comes after the pid file, so
+    # whoever waits for the line finds the file.
     def announce_serving(predecessor)
       @pid_file&.write
       @notifier.ready(status: "serving (engine #{@config.engine})", main_pid: predecessor && Process.pid)
       @watchdog = Systemd::Watchdog.from_env(@notifier)&.start_thread
+      @log.announce(startup_line)
       SingleRestart.tell_predecessor(predecessor, @log) if predecessor
     end
 
