@@ -40,12 +40,12 @@ module SystemdHelpers
   # systemd-socket-activate -l LISTEN... bin/spindle ARGS. It execs the
   # server on the first connection: the caller connects, then waits for the
   # start-up line.
-  def socket_activate(listens, args, fdnames: nil, env: {})
+  def socket_activate(listens, args, fdnames: nil, env: {}, chdir: SpindleProcess::ROOT)
     command = [SOCKET_ACTIVATE, *listens.flat_map { |l| ["-l", l] }]
     command << "--fdname=#{fdnames}" if fdnames
     ENV.each_key { |name| command.push("-E", name) unless name.match?(KEPT_OUT) }
     env.each { |name, value| command.push("-E", "#{name}=#{value}") }
-    process = CommandProcess.new(command + [RbConfig.ruby, SpindleProcess::BIN], args)
+    process = CommandProcess.new(command + [RbConfig.ruby, SpindleProcess::BIN], args, chdir: chdir)
     @processes << process
     assert process.wait_for_output(/Listening on .* as 3\./), process.output
     process
