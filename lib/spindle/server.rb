@@ -77,18 +77,6 @@ module Spindle
       @pid_file&.remove
     end
 
-    # The pid file and systemd learn of this process (MAINPID= after a
-    # restart) before the predecessor is told to go: its exit must not read
-    # as the service dying. The start-up line comes after the pid file, so
-    # whoever waits for the line finds the file.
-    def announce_serving(predecessor)
-      @pid_file&.write
-      @notifier.ready(status: "serving (engine #{@config.engine})", main_pid: predecessor && Process.pid)
-      @watchdog = Systemd::Watchdog.from_env(@notifier)&.start_thread
-      @log.announce(startup_line)
-      SingleRestart.tell_predecessor(predecessor, @log) if predecessor
-    end
-
     def serve = @engine.run
 
     # Stops accepting and lets in-flight requests finish; after timeout seconds
@@ -128,6 +116,18 @@ module Spindle
     end
 
     private
+
+    # The pid file and systemd learn of this process (MAINPID= after a
+    # restart) before the predecessor is told to go: its exit must not read
+    # as the service dying. The start-up line comes after the pid file, so
+    # whoever waits for the line finds the file.
+    def announce_serving(predecessor)
+      @pid_file&.write
+      @notifier.ready(status: "serving (engine #{@config.engine})", main_pid: predecessor && Process.pid)
+      @watchdog = Systemd::Watchdog.from_env(@notifier)&.start_thread
+      @log.announce(startup_line)
+      SingleRestart.tell_predecessor(predecessor, @log) if predecessor
+    end
 
     # QUIT while a successor runs is that successor taking over (it told
     # systemd already): this process leaves quietly, and stops pinging.
