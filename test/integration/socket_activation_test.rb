@@ -60,7 +60,8 @@ class SocketActivationTest < SpindleIntegrationTest
   end
 
   # A UNIX socket systemd made is systemd's: Spindle serves it and leaves
-  # the file in place when it stops (systemd keeps listening on it).
+  # the file in place when it stops (systemd keeps listening on it), also
+  # after a USR2 successor, which got the socket across exec, stops.
   def test_unix_socket_file_stays_with_systemd
     path = File.join(Dir.mktmpdir("spa"), "web.sock")
     port = free_port
@@ -70,7 +71,15 @@ class SocketActivationTest < SpindleIntegrationTest
     first_request(process, port)
     assert_equal ["unix://#{path}", "tcp://127.0.0.1:#{port}"], process.binds.map(&:uri)
     assert_equal process.pid, app_report(process, process.binds.first)["pid"]
-    assert_equal 0, process.stop(:TERM)&.exitstatus, process.output
+
+    process.signal(:USR2)
+    successor = wait_until("the successor answers on the socket") do
+      (pid = app_report(process, process.binds.first)["pid"]) != process.pid && pid
+    end
+    wait_until("the previous process exits") { !process.alive? }
+    assert File.socket?(path), "the previous process must leave systemd's socket file"
+    Process.kill(:TERM, successor)
+    wait_until("the successor exits") { gone?(successor) }
     assert File.socket?(path), "the socket file belongs to systemd and must stay"
   end
 
