@@ -9,6 +9,7 @@ require_relative "children"
 require_relative "spawner"
 require_relative "rollout"
 require_relative "../signal_queue"
+require_relative "../log/reopen"
 require_relative "subreaper"
 require_relative "hot_restart"
 require_relative "stats_report"
@@ -27,6 +28,8 @@ module Spindle
     class Master
       TICK = 0.5
       MEMORY_CHECK_EVERY = 5.0
+      # A forced stop waits this long for workers to log what they cut off.
+      FORCE_GRACE = 2.0
       # Every one has a meaning in #dispatch; Signals::WORKER lists them all too.
       SIGNALS = %i[TERM INT QUIT USR1 USR2 TTIN TTOU HUP].freeze
 
@@ -47,6 +50,7 @@ module Spindle
         @next_memory_check = 0
         @rollout = nil
         @stopping = nil
+        @leaving = nil # [how, when the delay ends] during the drain delay
         @successor = nil # the new master a USR2 started, until it takes over or dies
         @handed_over = false # a new master took over; this one drains
         @gave_up = false
@@ -67,6 +71,7 @@ module Spindle
 
       def boot
         Subreaper.enable
+        @log.become("master")
         @signals = SignalQueue.new.trap(SIGNALS)
         inherited = HotRestart.inherited_listeners
         @parent_master = HotRestart.parent
@@ -102,9 +107,10 @@ module Spindle
         murder_lazy_workers
         recycle_fat_workers
         advance_rollout
+        end_drain_delay
         refork if refork_due?
         maintain_worker_count
-        @notes.tick(@children, @desired, @generation, stopping: @stopping) if in_charge?
+        @notes.tick(@children, @desired, @generation, stopping: @stopping || @leaving) if in_charge?
       end
 
       # The master systemd and the pid file know: not a new one before it
@@ -117,18 +123,28 @@ module Spindle
 
       def dispatch(item)
         case item
-        when :TERM, :INT then stop(:TERM)
+        when :TERM, :INT then leave_pool(:TERM)
         when :QUIT then quit
         when :USR1 then start_rollout(@children.active.dup, "phased restart", reload: true)
         when :USR2 then hot_restart
         when :TTIN then @desired += 1
         when :TTOU then shrink
-        when :HUP then @log.info("spindle: HUP ignored: no log file to reopen and no config to reload; " \
-                                 "USR1 restarts the workers, USR2 the whole cluster with new code")
+        when :HUP then reopen
         when :REFORK then refork
         when :GC then @children.workers.each { |c| Message.send_to(c.channel, Message::RunGC.new(reason: "spindlectl")) }
         when Array then answer(*item)
         end
+      end
+
+      # HUP (logrotate's postrotate): this process's Reopen actions, then the
+      # same in every worker and the mold, which take HUP as their own
+      # (Signals::WORKER). Each process opens the files afresh itself: a
+      # descriptor the master reopened is not the one its children hold.
+      def reopen
+        failed = Reopen.run(@log)
+        @log.info("spindle: HUP: log files reopened#{failed.empty? ? '' : "; failed: #{failed.join(', ')}"}; " \
+                  "telling #{@children.count(&:pid)} child process(es)")
+        @children.each { |c| kill(c, :HUP) }
       end
 
       # A control command that wants a reply: [:stats, queue].
@@ -165,7 +181,11 @@ module Spindle
         child.booted_at = Time.now
         child.last_checkin = Process.clock_gettime(Process::CLOCK_MONOTONIC)
         @boot_failures = 0
+        @log.info("spindle: worker #{child.index} added (pid #{child.pid}, generation #{child.generation}); " \
+                  "#{@children.count(&:serving?)} serving")
         return Process.kill(:TERM, child.pid) if @stopping
+
+        Message.send_to(child.channel, Message::LeavePool.new(delay: @config.drain_delay)) if @leaving
 
         tell_parent_to_drain if @parent_master && @children.active.count(&:serving?) >= @desired
       end
@@ -195,11 +215,26 @@ module Spindle
           next unless child
 
           boot_failed(child) if child.booting?
-          @log.error("worker #{child.index} (pid #{pid}) died: #{status}") unless expected_exit?(child)
+          log_exit(child, pid, status)
           @children.remove(child)
         end
       rescue Errno::ECHILD
         nil
+      end
+
+      # Every child that leaves is logged, with its exit status: an
+      # unexpected exit as an error.
+      def log_exit(child, pid, status)
+        what = child.mold? ? "mold (generation #{child.generation})" : "worker #{child.index}"
+        if expected_exit?(child)
+          @log.info("spindle: #{what} removed (pid #{pid}, #{exit_status(status)})")
+        else
+          @log.error("#{what} (pid #{pid}) died: #{exit_status(status)}")
+        end
+      end
+
+      def exit_status(status)
+        status.signaled? ? "killed by signal #{Signal.signame(status.termsig)}" : "exit status #{status.exitstatus}"
       end
 
       def expected_exit?(child) = @stopping || %i[retiring killed].include?(child.state) || child.mold?
@@ -319,7 +354,7 @@ module Spindle
 
       def refork_due?
         counts = @config.refork_after
-        return false unless counts && !@rollout && !@stopping && @children.none? { |c| c.state == :mold_pending }
+        return false unless counts && !@rollout && !@stopping && !@leaving && @children.none? { |c| c.state == :mold_pending }
 
         threshold = counts[[@generation, counts.size - 1].min]
         @children.any? { |c| c.serving? && c.generation == @generation && c.requests >= threshold }
@@ -328,7 +363,7 @@ module Spindle
       # The busiest worker of the current generation becomes the mold; capacity
       # is one worker short until the new generation starts arriving.
       def refork
-        return if @rollout || @stopping || @children.any? { |c| c.state == :mold_pending }
+        return if @rollout || @stopping || @leaving || @children.any? { |c| c.state == :mold_pending }
 
         candidate = @children.select(&:serving?).max_by(&:requests)
         return unless candidate
@@ -363,7 +398,7 @@ module Spindle
       # One new master at a time: a second one would serve the same port
       # beside the first, each with its own workers.
       def hot_restart
-        refusal = if @stopping then "this master is stopping"
+        refusal = if @stopping || @leaving then "this master is stopping"
                   elsif @successor then "new master pid #{@successor} is starting"
                   elsif @parent_master then "this master has not taken over yet"
                   end
@@ -375,13 +410,38 @@ module Spindle
         @notes.reloading("hot restart: new master pid #{@successor} starting")
       end
 
-      # QUIT from the new master says it serves; from anyone else it is a drain.
+      # QUIT from the new master says it serves: the old workers drain at
+      # once, with no drain delay (the new workers answer on the same sockets,
+      # so a 503 from the old ones would only confuse the health checks).
+      # From anyone else it is a drain.
       def quit
-        if @successor
-          @log.info("spindle: hot restart: new master pid #{@successor} takes over the listeners")
-          @handed_over = true
-        end
+        return leave_pool(:QUIT) unless @successor
+
+        @log.info("spindle: hot restart: new master pid #{@successor} takes over the listeners")
+        @handed_over = true
         stop(:QUIT)
+      end
+
+      # --drain-delay: TERM/INT/QUIT first tell the workers to answer health
+      # checks with 503 while still serving; the stop itself (#stop) follows
+      # once the delay is over. A second stop signal during the delay stops
+      # at once, as during a drain.
+      def leave_pool(how)
+        delay = @config.drain_delay
+        return stop_at_once if @leaving
+        return stop(how) if @stopping || !delay.positive?
+
+        @leaving = [how, Process.clock_gettime(Process::CLOCK_MONOTONIC) + delay]
+        @notes.stopping("drain delay, then #{how == :QUIT ? 'drain' : 'graceful'}") if in_charge?
+        @log.info("spindle: drain delay: health checks answer 503, workers still serve for #{delay}s, " \
+                  "then #{how == :QUIT ? 'drain' : 'stop gracefully'}; signal again to stop at once")
+        @children.select(&:serving?).each { |c| Message.send_to(c.channel, Message::LeavePool.new(delay: delay)) }
+      end
+
+      def end_drain_delay
+        return unless @leaving && !@stopping && Process.clock_gettime(Process::CLOCK_MONOTONIC) >= @leaving.last
+
+        stop(@leaving.first)
       end
 
       def successor_exited(status)
@@ -437,18 +497,54 @@ module Spindle
       end
 
       # TERM/INT: workers drain within shutdown_timeout. QUIT: no limit. A
-      # second stop signal kills everything at once.
+      # second stop signal (also one during the drain delay) stops everything
+      # at once (#stop_at_once).
       def stop(how)
-        if @stopping
-          @children.each { |c| kill(c, :KILL) }
-          @server.close_listeners(unlink: owns_socket_files?)
-          @pid_file&.remove
-          exit!(1)
-        end
+        stop_at_once if @stopping
         @stopping = how
-        @log.info("spindle: stopping (#{how == :QUIT ? 'drain' : 'graceful'})")
+        @log.info("spindle: stopping (#{how == :QUIT ? 'drain' : 'graceful'}): #{@children.count(&:pid)} " \
+                  "child process(es) told; signal again to stop at once")
         @notes.stopping(how == :QUIT ? "drain" : "graceful") if in_charge?
         @children.each { |c| kill(c, c.mold? ? :TERM : how) }
+      end
+
+      # The second stop signal. Each worker gets its own second one
+      # (#force_child): it logs the requests it cuts off and exits at once.
+      # Whatever is still there after FORCE_GRACE (a worker that never
+      # installed its signals, a stuck one) is killed.
+      def stop_at_once
+        told = @stopping # nil during the drain delay: no worker had a stop signal yet
+        @stopping ||= :TERM # what exits from now on is expected (#log_exit)
+        alive = @children.select(&:pid)
+        @log.error("second stop signal: stopping #{alive.size} child process(es) at once")
+        alive.each { |c| force_child(c, told) }
+        wait_for_children(FORCE_GRACE)
+        @children.each { |c| kill(c, :KILL) }
+        @server.close_listeners(unlink: owns_socket_files?)
+        @pid_file&.remove
+        exit!(1)
+      end
+
+      # A worker still in the drain delay has had no stop signal yet: it gets
+      # QUIT, then TERM. Two different signals are never merged by the kernel
+      # (two TERMs sent at once could be), and Linux delivers pending ones
+      # lowest number first, so TERM is its second stop.
+      def force_child(child, told)
+        kill(child, :QUIT) unless told || child.mold?
+        kill(child, :TERM)
+      end
+
+      # A child's channel reaches end of stream when it exits; reaping then
+      # logs it (#log_exit).
+      def wait_for_children(seconds)
+        limit = Process.clock_gettime(Process::CLOCK_MONOTONIC) + seconds
+        while @children.any?(&:pid)
+          left = limit - Process.clock_gettime(Process::CLOCK_MONOTONIC)
+          break unless left.positive?
+
+          IO.select(@children.channels, nil, nil, [left, TICK].min)
+          reap
+        end
       end
     end
   end

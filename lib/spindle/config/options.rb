@@ -2,6 +2,7 @@
 
 require_relative "option"
 require_relative "coerce"
+require_relative "../log"
 
 module Spindle
   class Config
@@ -55,9 +56,33 @@ module Spindle
       Option.new(name: :rackup, default: nil,
                  doc: "The rackup file to serve: the argument, else ./config.ru, " \
                       "else the bundled demo app."),
+      # Logs (docs/LOGGING.md).
+      Option.new(name: :log_format, default: "text", cli: "--log-format", arg: "FORMAT",
+                 coerce: ->(v) { Log.check_choice(v, Log::LineFormat::NAMES, "log_format") },
+                 doc: "How server log lines look: text (timestamp pid [role] LEVEL message) or " \
+                      "json (one object per line). Every line carries an ISO 8601 UTC timestamp, " \
+                      "the pid, the role (master, worker N, mold, single) and the level."),
+      Option.new(name: :log_file, default: nil, cli: "--log-file", arg: "PATH",
+                 doc: "Write the server log to PATH (appending) instead of stdout and stderr. " \
+                      "HUP reopens it (logrotate), in the master and every worker."),
+      Option.new(name: :access_log, default: nil, cli: "--access-log", arg: "PATH",
+                 doc: "One line per request to PATH (appending; - for stdout): remote address, " \
+                      "method, target, status, body bytes sent, duration, user agent and request id " \
+                      "(X-Request-Id). Never a body, never Authorization or Cookie. HUP reopens it. " \
+                      "Off by default, and then it costs nothing per request."),
+      Option.new(name: :access_log_format, default: "combined", cli: "--access-log-format",
+                 arg: "FORMAT",
+                 coerce: ->(v) { Log.check_choice(v, Log::AccessLog::FORMATS, "access_log_format") },
+                 doc: "common (Common Log Format), combined (Combined Log Format, then the request " \
+                      "id and the duration in ms) or json (one object per line)."),
       Option.new(name: :log_requests, default: false, cli: "--log-requests",
                  coerce: ->(v) { c.boolean(v) },
-                 doc: "Log one line per request (method, path, status, bytes, time)."),
+                 doc: "Alias of --access-log - (the access log on stdout), kept for old command lines."),
+      Option.new(name: :early_hints, default: false, cli: "--[no-]early-hints",
+                 coerce: ->(v) { c.boolean(v) },
+                 doc: "Offer rack.early_hints, so an app can send 103 Early Hints. Off by default, " \
+                      "as in Puma: browsers act on 103 only over HTTP/2 and 3, and HTTP/1.1 " \
+                      "clients that mishandle 1xx take it for the response."),
       Option.new(name: :quiet, default: false, cli: "-q, --quiet", coerce: ->(v) { c.boolean(v) },
                  doc: "Log only the start-up line and errors."),
       Option.new(name: :backlog, default: 1024, cli: "--backlog", arg: "N",
@@ -83,6 +108,19 @@ module Spindle
       Option.new(name: :shutdown_timeout, default: 30.0, cli: "--shutdown-timeout", arg: "SECONDS",
                  coerce: ->(v) { c.seconds(v, "shutdown_timeout") },
                  doc: "On TERM/INT, how long in-flight requests may take before the process exits anyway."),
+      # Behind a load balancer (docs/DRAINING.md, docs/SECURITY.md).
+      Option.new(name: :health_path, default: nil, cli: "--health-path", arg: "PATH",
+                 coerce: ->(v) { c.health_path(v) },
+                 doc: "Answer GET and HEAD of PATH (the path only; any query is ignored) in the " \
+                      "server, without calling the app: 200 while serving, 503 once a stop has " \
+                      "begun (the drain delay and the drain), for load balancers' health checks."),
+      Option.new(name: :drain_delay, default: nil, cli: "--drain-delay", arg: "SECONDS",
+                 coerce: ->(v) { c.non_negative_seconds(v, "drain_delay") },
+                 doc: "On TERM, INT or QUIT, keep accepting and serving this long first, while the " \
+                      "health path answers 503 and every response says connection: close, so " \
+                      "load balancers take the host out of their pool before any connection is " \
+                      "refused; then drain. A second signal stops at once. Default: 0 without " \
+                      "--health-path, 10 with one (docs/DRAINING.md)."),
       Option.new(name: :max_keepalive_requests, default: 1000, cli: "--max-keepalive-requests", arg: "N",
                  coerce: ->(v) { c.positive_integer(v, "max_keepalive_requests") },
                  doc: "Requests served on one connection before it is closed."),

@@ -27,6 +27,7 @@ module Spindle
         @notifier = notifier
         @watchdog = watchdog
         @ready = false
+        @stopping = false
       end
 
       # The longest the master's loop may wait before pinging again.
@@ -58,7 +59,13 @@ module Spindle
         @notifier.ready(main_pid: Process.pid, status: "#{desired} of #{desired} workers serving; took over from the previous master")
       end
 
-      def stopping(how) = @notifier.stopping(status: "stopping (#{how})")
+      # Once: a stop after the drain delay is the same stop.
+      def stopping(how)
+        return if @stopping
+
+        @stopping = true
+        @notifier.stopping(status: "stopping (#{how})")
+      end
     end
   end
 end
