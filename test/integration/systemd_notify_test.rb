@@ -81,6 +81,25 @@ class SystemdNotifyTest < SpindleIntegrationTest
            "the master that handed over must not tell systemd the service stops: #{notify.texts.inspect}")
   end
 
+  # With a drain delay the stop begins at the signal, not when the drain
+  # starts: systemd hears STOPPING=1 while the workers still serve.
+  %w[single cluster].each do |mode|
+    define_method("test_stopping_is_sent_when_the_drain_delay_begins_#{mode}") do
+      notify = notify_socket
+      workers = mode == "cluster" ? ["-w", "1"] : []
+      process = start(*workers, "--health-path", "/health", "--drain-delay", "60", notify: notify)
+      ready = notify.await(READY: "1")
+      process.signal(:TERM)
+      stopping = notify.await(after: notify.index_after(ready), STOPPING: "1")
+      assert_equal process.pid, stopping.pid
+      assert process.wait_for_output(/drain delay/), process.output
+      refute_match(/draining \(|stopping \((graceful|drain)\)/, process.output, "still in the drain delay")
+      process.signal(:TERM) # the second stop: at once
+      process.wait_for_exit
+      assert_equal 1, notify.messages.count { |m| m["STOPPING"] }, notify.texts.inspect
+    end
+  end
+
   # "@name": a socket in the abstract namespace (no file), as systemd's own
   # NOTIFY_SOCKET often is.
   def test_abstract_namespace_socket
