@@ -92,6 +92,23 @@ class SocketActivationTest < SpindleIntegrationTest
     assert_equal process.pid, app_report(process, process.binds.last)["pid"]
   end
 
+  # The bind's own options apply to the socket it takes: with
+  # ?proxy_protocol=true the inherited socket expects a PROXY header too.
+  def test_the_binds_options_apply_to_the_inherited_socket
+    port = free_port
+    process = socket_activate(["127.0.0.1:#{port}"],
+                              ["-b", "tcp://127.0.0.1:#{port}?fdname=web&proxy_protocol=true", app_path("systemd")],
+                              fdnames: "web")
+    connection = HttpClient.connect("127.0.0.1", port)
+    @connections << connection
+    connection.write("PROXY TCP4 203.0.113.7 127.0.0.1 40000 #{port}\r\n" +
+                     HttpClient.request("GET", "/", [["Connection", "close"]]))
+    response = connection.read_response
+    process.wait_for_start
+    assert_equal 200, response.status, process.output
+    assert_equal "203.0.113.7", JSON.parse(response.body)["remote_addr"]
+  end
+
   def test_an_inherited_socket_no_bind_asks_for_is_an_error_naming_it
     port = free_port
     other = free_port

@@ -15,6 +15,7 @@ module HandlerHarness
 
   FakeListener = Struct.new(:server_name, :server_port) do
     def unix? = true
+    def proxy_protocol? = false
   end
 
   def serve(app, request, lint: true, **config)

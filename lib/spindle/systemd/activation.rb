@@ -64,7 +64,7 @@ module Spindle
         left = @passed.dup
         listeners = binds.map do |uri|
           found = claim(uri, left)
-          found ? found.listener : open.call(uri)
+          found ? adopt_for(uri, found.listener) : open.call(uri)
         end
         refuse_unclaimed(left)
         listeners
@@ -75,6 +75,11 @@ module Spindle
       end
 
       private
+
+      # The bind's options apply to the socket it takes (?proxy_protocol=true).
+      def adopt_for(uri, listener)
+        Listener.proxy_protocol?(URI.parse(uri), uri) ? listener.proxy_protocol! : listener
+      end
 
       def claim(uri, left)
         parsed = URI.parse(uri)
