@@ -32,6 +32,7 @@ module Spindle
       @multiprocess = multiprocess
       @restartable = restartable
       @bound = false
+      Listener.reload_tls_on_hup(@listeners, @log) # inherited ones (a master after USR2)
     end
 
     # Opens the listeners, or takes over those of the process that restarted
@@ -42,6 +43,7 @@ module Spindle
       @listeners = inherited || Systemd::Activation.take.listeners_for(@config.binds) do |uri|
         Listener.open(uri, backlog: @config.backlog)
       end
+      Listener.reload_tls_on_hup(@listeners, @log)
       @bound = true
       self
     rescue Listener::Error

@@ -16,6 +16,7 @@ module HandlerHarness
   FakeListener = Struct.new(:server_name, :server_port) do
     def unix? = true
     def proxy_protocol? = false
+    def tls? = false
   end
 
   def serve(app, request, lint: true, **config)
