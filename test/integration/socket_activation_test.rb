@@ -3,6 +3,7 @@
 require "tmpdir"
 require_relative "../support/spindle_process"
 require_relative "../support/systemd_helpers"
+require_relative "../support/tls_setup"
 
 # Socket activation as systemd does it, through Debian's systemd-socket-activate:
 # it listens, and on the first connection execs bin/spindle with the socket
@@ -11,6 +12,7 @@ require_relative "../support/systemd_helpers"
 # in use".
 class SocketActivationTest < SpindleIntegrationTest
   include SystemdHelpers
+  include TlsClients
 
   def teardown
     close_notify_sockets
@@ -107,6 +109,22 @@ class SocketActivationTest < SpindleIntegrationTest
     process.wait_for_start
     assert_equal 200, response.status, process.output
     assert_equal "203.0.113.7", JSON.parse(response.body)["remote_addr"]
+  end
+
+  # An ssl:// bind takes a plain TCP socket from systemd and serves TLS on it.
+  def test_an_ssl_bind_serves_tls_on_the_inherited_socket
+    @files = TlsFiles.new
+    @files.server_pair(7)
+    port = free_port
+    bind = @files.bind(fdname: "web").sub("127.0.0.1:0", "127.0.0.1:#{port}")
+    process = socket_activate(["127.0.0.1:#{port}"], ["-b", bind, app_path("systemd")], fdnames: "web")
+    status, body, err = curl(port)
+    assert_equal 0, status, "#{err}\n#{process.output}"
+    assert_equal process.pid, JSON.parse(body)["pid"]
+    # (SpindleProcess's start-up line parser knows no ssl:// bind; TlsProcess's is not for this command.)
+    assert process.wait_for_output(%r{binds=ssl://127\.0\.0\.1:#{port}\b}), process.output
+  ensure
+    @files&.cleanup
   end
 
   def test_an_inherited_socket_no_bind_asks_for_is_an_error_naming_it

@@ -76,9 +76,15 @@ module Spindle
 
       private
 
-      # The bind's options apply to the socket it takes (?proxy_protocol=true).
+      # The bind's options apply to the socket it takes: ?proxy_protocol=true,
+      # or an ssl:// bind's certificate (the socket is plain TCP to systemd).
       def adopt_for(uri, listener)
-        Listener.proxy_protocol?(URI.parse(uri), uri) ? listener.proxy_protocol! : listener
+        parsed = URI.parse(uri)
+        if parsed.scheme == "ssl"
+          return Listener.new(listener.io, listener.uri.sub("tcp://", "ssl://"), listener.server_name,
+                              listener.server_port, tls: Listener.tls_context(parsed, uri))
+        end
+        Listener.proxy_protocol?(parsed, uri) ? listener.proxy_protocol! : listener
       end
 
       def claim(uri, left)
@@ -110,7 +116,7 @@ module Spindle
         address = listener.io.local_address
         case parsed.scheme
         when "unix" then address.unix? && address.unix_path == "#{parsed.host}#{parsed.path}"
-        when "tcp" then address.ip? && tcp_match?(parsed, address)
+        when "tcp", "ssl" then address.ip? && tcp_match?(parsed, address)
         else false
         end
       end
