@@ -170,6 +170,11 @@ module Spindle
                       "or tcp://HOST:PORT (then --control-token is required)."),
       Option.new(name: :control_token, default: nil, cli: "--control-token", arg: "TOKEN",
                  doc: "The secret a TCP control client must send."),
+      Option.new(name: :pidfile, default: nil, cli: "--pidfile", arg: "PATH",
+                 doc: "Write the pid of the process to signal (the master, or the single process) " \
+                      "to PATH, atomically, at start; rewritten by the new master after a USR2 " \
+                      "restart, removed at exit. A file naming a live Spindle process is a start-up " \
+                      "error; one naming a dead process is replaced."),
       Option.new(name: :malloc_arena_max, default: 2, cli: "--malloc-arenas", arg: "N",
                  coerce: ->(v) { c.non_negative_integer(v, "malloc_arena_max") },
                  doc: "glibc malloc arenas (MALLOC_ARENA_MAX), set at start unless the " \
