@@ -18,4 +18,26 @@ class HttpProbeTest < Minitest::Test
     assert_nil Bench::HttpProbe.parse("garbage")
     assert_nil Bench::HttpProbe.parse(nil)
   end
+
+  # wrk counts a 103 as a response (issue 16): the probe must see it, skip it
+  # as a 1xx-aware client does, and refuse the server.
+  EARLY_HINTS = "HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n"
+
+  def test_skips_interim_responses_and_names_them
+    r = Bench::HttpProbe.parse("#{EARLY_HINTS}HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi")
+    assert_equal [200, "hi", [103]], [r.status, r.body, r.interim]
+    assert_nil Bench::HttpProbe.parse(EARLY_HINTS), "a 1xx alone is no answer"
+  end
+
+  def test_refuses_a_server_that_sends_early_hints
+    r = Bench::HttpProbe.parse("#{EARLY_HINTS}HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi")
+    assert_match(/sent 103 before its response/, Bench::HttpProbe.refusal(r, "hi"))
+  end
+
+  def test_accepts_a_plain_answer_and_refuses_a_wrong_one
+    ok = Bench::HttpProbe.parse("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi")
+    assert_nil Bench::HttpProbe.refusal(ok, "hi")
+    assert_nil Bench::HttpProbe.refusal(ok, nil)
+    assert_match(/not the expected body/, Bench::HttpProbe.refusal(ok, "ho"))
+  end
 end

@@ -14,7 +14,8 @@ module Spindle
   # serving process out. A failure to start is one line on stderr, never a
   # backtrace, and its exit status says whose move it is:
   #   2  Spindle could not start with what it was given: a bad flag or value, a
-  #      config file that fails, a listener or control endpoint it cannot open
+  #      config file that fails, a pid file naming a live server, a listener or
+  #      control endpoint it cannot open
   #      (in use, privileged port, missing directory), in one process or while
   #      a cluster master boots. Fix the command line or the machine.
   #   1  the app could not be loaded (rackup file missing, raising, no `run`).
@@ -32,7 +33,8 @@ module Spindle
       start (a bad flag, value or config file, or a listener it cannot open).
     TEXT
 
-    STARTUP_ERRORS = [OptionParser::ParseError, Config::Error, Listener::Error, Engine::UnknownEngine].freeze
+    STARTUP_ERRORS = [OptionParser::ParseError, Config::Error, Listener::Error, Engine::UnknownEngine,
+                      PidFile::Error].freeze
 
     def run(argv)
       @argv = argv.dup

@@ -24,7 +24,8 @@ module Spindle
     PORTS = (0..65_535)
 
     # Options a tcp:// or unix:// bind takes in its query (?name=value).
-    BIND_OPTIONS = %w[proxy_protocol].freeze
+    # fdname: the socket systemd passes under that name (Systemd::Activation).
+    BIND_OPTIONS = %w[proxy_protocol fdname].freeze
     # Schemes whose connections may start with a PROXY protocol header.
     PROXY_SCHEMES = %w[tcp unix].freeze
 
@@ -135,7 +136,9 @@ module Spindle
       File.unlink(path)
     end
 
-    def initialize(io, uri, server_name, server_port, path: nil, tls: nil)
+    # owned: false for a UNIX socket whose file someone else made (systemd's
+    # socket activation): closing it never unlinks the file.
+    def initialize(io, uri, server_name, server_port, path: nil, tls: nil, owned: true)
       @io = io
       @tls = tls
       @uri = uri
@@ -143,6 +146,7 @@ module Spindle
       @server_port = server_port
       @path = path
       @unix = !path.nil?
+      @owned = owned
       @proxy_protocol = false
     end
 
@@ -175,7 +179,7 @@ module Spindle
     # shares the socket with others (a worker, or a master handing over).
     def close(unlink: true)
       @io.close unless @io.closed?
-      File.unlink(@path) if unlink && @path && File.socket?(@path)
+      File.unlink(@path) if unlink && @owned && @path && File.socket?(@path)
     rescue Errno::ENOENT
       nil
     end
@@ -184,26 +188,43 @@ module Spindle
     # (with ?proxy_protocol=true when it is one: the successor must expect
     # the header too; an ssl:// one with its files, which the new process
     # reads again). #uri itself stays plain: it is what the start-up line
-    # shows.
+    # shows. ":systemd" marks a socket systemd passed: its file stays systemd's.
     def handover
       query = @tls ? @tls.settings.query : ("proxy_protocol=true" if @proxy_protocol)
-      "#{@io.fileno}=#{@uri}#{"?#{query}" if query}"
+      "#{@io.fileno}#{':systemd' unless @owned}=#{@uri}#{"?#{query}" if query}"
     end
 
-    # The listener a previous master passed across exec ("fd=uri").
+    # The listener a previous master passed across exec ("fd[:systemd]=uri").
     def self.inherit(spec)
       fd, uri = spec.split("=", 2)
+      fd, origin = fd.split(":", 2)
       io = Socket.for_fd(Integer(fd))
       io.autoclose = true
       parsed = URI.parse(uri)
       plain = parsed.query ? uri.delete_suffix("?#{parsed.query}") : uri
       listener = case parsed.scheme
-                 when "unix" then new(io, plain, "localhost", "80", path: "#{parsed.host}#{parsed.path}")
+                 when "unix" then new(io, plain, "localhost", "80", path: "#{parsed.host}#{parsed.path}",
+                                                                    owned: origin != "systemd")
                  when "ssl" then new(io, plain, parsed.hostname, io.local_address.ip_port.to_s,
                                      tls: tls_context(parsed, uri))
                  else new(io, plain, parsed.hostname, io.local_address.ip_port.to_s)
                  end
       parsed.query == "proxy_protocol=true" ? listener.proxy_protocol! : listener
+    end
+
+    # A listening socket systemd opened (Systemd::Activation): its address
+    # says what it is. Anything else passed as one is an error, not a
+    # listener that never accepts.
+    def self.activated(io)
+      unless io.getsockopt(:SOCKET, :TYPE).int == Socket::SOCK_STREAM && io.getsockopt(:SOCKET, :ACCEPTCONN).bool
+        raise Error, "socket activation: fd #{io.fileno} is not a listening stream socket"
+      end
+
+      address = io.local_address
+      return new(io, "unix://#{address.unix_path}", "localhost", "80", path: address.unix_path, owned: false) if address.unix?
+
+      host = address.ip_address
+      new(io, "tcp://#{address.ipv6? ? "[#{host}]" : host}:#{address.ip_port}", host, address.ip_port.to_s)
     end
   end
 end

@@ -8,6 +8,10 @@ require_relative "single_restart"
 require_relative "file_limit"
 require_relative "rails_check"
 require_relative "metrics/single_process"
+require_relative "pid_file"
+require_relative "systemd/notifier"
+require_relative "systemd/watchdog"
+require_relative "systemd/activation"
 
 module Spindle
   # One serving process: listeners, an engine and its handler, and the
@@ -33,10 +37,13 @@ module Spindle
     end
 
     # Opens the listeners, or takes over those of the process that restarted
-    # into this one. Raises Listener::Error (port in use, bad URI).
+    # into this one, or those systemd passed (Systemd::Activation). Raises
+    # Listener::Error (port in use, bad URI, a passed socket no bind wants).
     def bind
       inherited = SingleRestart.inherited_listeners if @restartable
-      @listeners = inherited || @config.binds.map { |uri| Listener.open(uri, backlog: @config.backlog) }
+      @listeners = inherited || Systemd::Activation.take.listeners_for(@config.binds) do |uri|
+        Listener.open(uri, backlog: @config.backlog)
+      end
       @successor = !inherited.nil?
       Listener.reload_tls_on_hup(@listeners, @log)
       @bound = true
@@ -59,18 +66,22 @@ module Spindle
     end
 
     # Single mode: serve until a stop signal, then close the listeners.
+    # Raises PidFile::Error when --pidfile names another live Spindle.
     def run
+      predecessor = SingleRestart.predecessor if @restartable
+      @pid_file = PidFile.for(@config, @log)&.tap { |file| file.check!(predecessor: predecessor) }
       prepare
-      @restart = SingleRestart.new(@log, @listeners, command_line: @restartable)
+      @notifier = Systemd::Notifier.from_env(@log)
+      @restart = SingleRestart.new(@log, @listeners, command_line: @restartable, notifier: @notifier)
       install_signals(Signals::SINGLE)
       @metrics = Metrics::SingleProcess.new(@config, @log, self).start(successor: @successor) if @config.metrics
-      @log.announce(startup_line)
-      SingleRestart.tell_predecessor(@log) if @restartable
+      announce_serving(predecessor)
       serve
       @log.info("spindle: stopped")
     ensure
       @metrics&.close
       close_listeners(unlink: owns_socket_files?)
+      @pid_file&.remove
     end
 
     def serve = @engine.run
@@ -84,6 +95,7 @@ module Spindle
     # and a 503 from here beside its 200s would only confuse the checks.
     # drain_delay: 0 in a worker, whose master times the delay.
     def stop_gracefully(timeout, drain_delay: @config.drain_delay)
+      tell_systemd_stopping(timeout)
       return drain(timeout) unless drain_delay.positive? && !@restart&.handed_over?
 
       leave_pool
@@ -143,6 +155,27 @@ module Spindle
 
     private
 
+    # The pid file and systemd learn of this process (MAINPID= after a
+    # restart) before the predecessor is told to go: its exit must not read
+    # as the service dying. The start-up line comes after the pid file, so
+    # whoever waits for the line finds the file.
+    def announce_serving(predecessor)
+      @pid_file&.write
+      @notifier.ready(status: "serving (engine #{@config.engine})", main_pid: predecessor && Process.pid)
+      @watchdog = Systemd::Watchdog.from_env(@notifier)&.start_thread
+      @log.announce(startup_line)
+      SingleRestart.tell_predecessor(predecessor, @log) if predecessor
+    end
+
+    # QUIT while a successor runs is that successor taking over (it told
+    # systemd already): this process leaves quietly, and stops pinging.
+    def tell_systemd_stopping(timeout)
+      return unless @notifier
+      return @watchdog&.kill if timeout.nil? && @restart&.handed_over?
+
+      @notifier.stopping(status: "draining")
+    end
+
     def engine_class = @engine_class ||= Engine.fetch(@config.engine)
 
     def expire(timeout)
@@ -155,6 +188,7 @@ module Spindle
       @log.error(why) if why
       log_cut_off
       close_listeners(unlink: owns_socket_files?)
+      @pid_file&.remove
       exit!(1)
     end
 

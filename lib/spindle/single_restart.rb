@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "cluster/hot_restart"
+require_relative "systemd/notifier"
 
 module Spindle
   # USR2 for a process serving alone (no -w): new code without a refused
@@ -17,8 +18,9 @@ module Spindle
   class SingleRestart
     # command_line: whether bin/spindle recorded its command line
     # (HotRestart.remember); a server started through rackup has none to rerun.
-    def initialize(log, listeners, command_line:)
+    def initialize(log, listeners, command_line:, notifier: Systemd::Notifier::OFF)
       @log = log
+      @notifier = notifier
       @listeners = listeners
       @command_line = command_line
       @successor = nil
@@ -28,9 +30,11 @@ module Spindle
     # In a successor: the listeners its predecessor handed over, or nil.
     def self.inherited_listeners = Cluster::HotRestart.inherited_listeners
 
+    # In a successor: the pid of the process it replaces, or nil.
+    def self.predecessor = Cluster::HotRestart.parent
+
     # In a successor that now serves: the predecessor may drain.
-    def self.tell_predecessor(log)
-      pid = Cluster::HotRestart.parent or return
+    def self.tell_predecessor(pid, log)
       Process.kill(:QUIT, pid)
       log.info("spindle: serving; told the previous process (pid #{pid}) to drain")
     rescue Errno::ESRCH, Errno::EPERM
@@ -45,6 +49,7 @@ module Spindle
       @successor = Cluster::HotRestart.start(@listeners)
       @log.info("spindle: restart: new process pid #{@successor} shares the listeners; " \
                 "this one drains once it serves")
+      @notifier.reloading(status: "restart: new process pid #{@successor} starting")
       Thread.new(@successor) { |pid| watch(pid) }
     end
 
@@ -70,6 +75,7 @@ module Spindle
 
       how = status.exitstatus ? "status #{status.exitstatus}" : "signal #{status.termsig}"
       @log.error("restart failed: new process pid #{pid} exited (#{how}) before it served; still serving here")
+      @notifier.ready(status: "restart failed: new process exited before it served; serving (previous process)")
     end
   end
 end

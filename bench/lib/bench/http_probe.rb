@@ -9,7 +9,9 @@ module Bench
   # server is ready and that it answers the scenario's request correctly.
   # Nothing here is timed for the results.
   module HttpProbe
-    Response = Struct.new(:status, :headers, :body, keyword_init: true)
+    # interim: the statuses of the 1xx responses before the final one (103
+    # Early Hints), which a client that understands 1xx skips.
+    Response = Struct.new(:status, :headers, :body, :interim, keyword_init: true)
 
     module_function
 
@@ -41,11 +43,35 @@ module Bench
     def parse(raw)
       return nil unless raw
 
-      head, body = raw.split("\r\n\r\n", 2)
-      status = head[%r{\AHTTP/1\.[01] (\d{3})}, 1] or return nil
+      interim = []
+      loop do
+        head, body = raw.split("\r\n\r\n", 2)
+        status = Integer(head.to_s[%r{\AHTTP/1\.[01] (\d{3})}, 1] || (return nil)) # nil: only a 1xx came
+        return response(status, head, body, interim) unless status.between?(100, 199) && status != 101
+
+        # An interim response has a head and no body: the final one follows.
+        interim << status
+        raw = body.to_s
+      end
+    end
+
+    def response(status, head, body, interim)
       headers = head.lines.drop(1).to_h { |line| line.chomp.split(/:\s*/, 2).then { |k, v| [k.downcase, v.to_s] } }
       body = dechunk(body.to_s) if headers["transfer-encoding"].to_s.include?("chunked")
-      Response.new(status: Integer(status), headers: headers, body: body.to_s)
+      Response.new(status: status, headers: headers, body: body.to_s, interim: interim)
+    end
+
+    # Why a server's answer to the scenario's request must not be measured,
+    # or nil. A 1xx before the response (103 Early Hints from Rails) is one:
+    # wrk counts it as a response of its own and sends the next request, so
+    # it would inflate the figure (it doubled Spindle's on Rails, issue 16).
+    def refusal(response, expect_body)
+      if response.status != 200 || (expect_body && response.body != expect_body)
+        "answered #{response.status} with #{response.body.bytesize} bytes, not the expected body"
+      elsif response.interim.any?
+        "sent #{response.interim.join(', ')} before its response: wrk would count each as a response " \
+          "(turn early hints off for this scenario)"
+      end
     end
 
     def dechunk(data)

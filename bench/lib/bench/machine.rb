@@ -3,6 +3,7 @@
 require "etc"
 require "rbconfig"
 require_relative "command"
+require_relative "lane"
 
 module Bench
   # The machine a run happened on, as BENCHMARKS.md asks every report to say.
@@ -32,11 +33,14 @@ module Bench
       "unknown"
     end
 
-    # Servers run with RUBYOPT cleared and no --yjit flag, so YJIT is off for
-    # every Ruby server; whether this Ruby could turn it on is recorded too.
+    # Servers run with RUBYOPT cleared, and YJIT on for all (RUBY_YJIT_ENABLE=1,
+    # --yjit; the default with --ruby 3.3) or for none; whether this Ruby can
+    # turn it on is recorded too.
     def yjit
       probe = Command.capture({ "RUBYOPT" => nil }, [RbConfig.ruby, "--yjit", "-e", "print RubyVM::YJIT.enabled?"], timeout: 20)
-      { enabled_for_servers: false, available: probe.ok && probe.output.strip == "true" }
+      available = probe.ok && probe.output.strip == "true"
+      # A Ruby built without YJIT ignores RUBY_YJIT_ENABLE: then it was off.
+      { enabled_for_servers: Lane.yjit? && available, asked: Lane.yjit?, available: available }
     end
   end
 end

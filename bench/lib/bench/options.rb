@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "optparse"
+require_relative "lane"
 
 module Bench
   # The command line of bench/run, parsed into one frozen settings object.
@@ -15,7 +16,7 @@ module Bench
     Settings = Struct.new(:scenario, :servers, :quick, :rounds, :duration, :warmup,
                           :connections, :processes, :threads, :wrk_threads, :wrk_timeout,
                           :install, :render_only, :list, :deadline_minutes, :given, :deadline,
-                          keyword_init: true) do
+                          :ruby, :yjit, :profile, keyword_init: true) do
       def with(**changes) = self.class.new(**to_h, **changes).freeze
       def given?(option) = given.to_a.include?(option)
     end
@@ -28,7 +29,8 @@ module Bench
 
     def parse(argv)
       defaults = { servers: nil, quick: false, threads: 5, wrk_threads: 1, wrk_timeout: 5,
-                   install: true, render_only: false, list: false, deadline_minutes: 180 }
+                   install: true, render_only: false, list: false, deadline_minutes: 180,
+                   ruby: nil, yjit: nil, profile: false }
       values = {}
       rest = parser(values).parse(argv)
       raise OptionParser::ParseError, "one scenario at most, got #{rest.join(' ')}" if rest.size > 1
@@ -36,6 +38,7 @@ module Bench
       given = values.keys.freeze
       values = defaults.merge(values)
       values[:list] ||= rest.empty?
+      values[:yjit] = Lane.elsewhere?(values[:ruby]) if values[:yjit].nil? # the 3.3 lane runs with YJIT
       Settings.new(**(values[:quick] ? QUICK : FULL), **values, scenario: rest.first, given: given).freeze
     end
 
@@ -57,6 +60,10 @@ module Bench
         o.on("--no-install", "Do not apt-get or bundle install; fail if something is missing.") { values[:install] = false }
         o.on("--render", "Only re-render the reports from the newest JSON of each scenario.") { values[:render_only] = true }
         o.on("--deadline MINUTES", Integer, "Stop starting new trials this long after the run starts (default 180; --quick: its budgets).") { |v| values[:deadline_minutes] = positive(v) }
+        o.on("--ruby VERSION", Lane::RUBIES, "Run the servers on this Ruby (#{Lane::RUBIES.join(', ')}; default #{Lane::HERE}, " \
+                                             "this machine's). 3.3 runs in bin/test-ruby3.3's chroot, YJIT on.") { |v| values[:ruby] = v }
+        o.on("--[no-]yjit", "YJIT on (RUBY_YJIT_ENABLE=1) for every Ruby server (default: on with --ruby 3.3 only).") { |v| values[:yjit] = v }
+        o.on("--profile", "rails: also a CPU profile of the server process per engine, split into server and app code.") { values[:profile] = true }
         o.on("--list", "List scenarios and servers.") { values[:list] = true }
       end
     end

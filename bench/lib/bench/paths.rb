@@ -10,8 +10,18 @@ module Bench
     TMP = File.join(BENCH, "tmp")
     APPS = File.join(BENCH, "apps")
     SCENARIOS = File.join(BENCH, "scenarios")
-    GEMFILE = File.join(BENCH, "Gemfile")
-    SERVER_GEMFILE = File.join(ROOT, "Gemfile")
+    # On Ruby 3.3 (bench/run --ruby 3.3 runs the harness in bin/test-ruby3.3's
+    # chroot) each Gemfile is resolved with a lockfile of its own, beside it
+    # in ruby3.3/: 3.1's locks pin Falcon and async lower, and Bundler would
+    # rewrite them in the checkout.
+    LANE = RUBY_VERSION < "3.2" ? nil : "ruby3.3"
+    def self.lane_gemfile(gemfile) = LANE ? File.join(File.dirname(gemfile), LANE, "Gemfile") : gemfile
+
+    GEMFILE = lane_gemfile(File.join(BENCH, "Gemfile"))
+    # bin/test-ruby3.3 writes the server's own one for 3.3 there.
+    SERVER_GEMFILE = File.join(ROOT, *(LANE ? ["tmp", LANE] : []), "Gemfile")
+    # The real-app scenarios' bundle (rails, blog): the apps' gems and every server.
+    APPS_GEMFILE = lane_gemfile(File.join(APPS, "bundle", "Gemfile"))
     DOCS = File.join(ROOT, "docs", "benchmarks")
     DATA = File.join(DOCS, "data")
     QUICK = File.join(TMP, "quick") # --quick reports: a smoke run must not replace real figures

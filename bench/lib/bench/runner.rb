@@ -70,11 +70,13 @@ module Bench
     end
 
     def describe_servers
-      @specs.map do |spec|
-        version = spec.unavailable ? "unavailable" : Versions.safely(spec.version)
-        { name: spec.name, family: spec.family, model: spec.model, threaded: spec.threaded,
-          version: version, notes: spec.notes }
-      end
+      Versions.using(@scenario.bundle) { @specs.map { |spec| describe(spec) } }
+    end
+
+    def describe(spec)
+      version = spec.unavailable ? "unavailable" : Versions.safely(spec.version)
+      { name: spec.name, family: spec.family, model: spec.model, threaded: spec.threaded,
+        version: version, notes: spec.notes }
     end
 
     def load_generator

@@ -13,7 +13,7 @@ module Bench
   # with `new(server:, settings:, scenario:)`, `#warm_up(connections)` and
   # `#measure(connections) -> Hash` like Bench::WrkTrial.
   class Scenario < Struct.new(:name, :title, :description, :app, :path, :connections, :processes, :expect_body,
-                              :nginx, :servers, :trial, :goal, :env, :report, :threads, :custom, :server_args, :quick,
+                              :nginx, :servers, :trial, :goal, :env, :report, :threads, :custom, :server_args, :quick, :gemfile,
                               keyword_init: true)
     @all = {}
 
@@ -51,6 +51,8 @@ module Bench
     # bench/run then calls it instead of Bench::Runner and its page/chart.
     # threads: { "server-name" => N }, a thread count for that server in this
     # scenario instead of --threads (e.g. hybrid's fiber-loop threads).
+    # gemfile: a bundle every Ruby server runs this scenario's app under
+    # (Spindle and peers alike), for an app with gems of its own (Rails).
     # quick: the scenario's shape under --quick (see Bench::QuickShape):
     # { servers:, connections:, processes:, rounds:, budget_s: }, each key
     # optional and used only where the user did not pass the flag.
@@ -66,6 +68,10 @@ module Bench
     end
 
     def rackup = File.join(Paths::APPS, app)
+
+    # The Gemfile its peers run under: its own (gemfile:, which Spindle runs
+    # under too), else bench/Gemfile.
+    def bundle = gemfile || Paths::GEMFILE
 
     # What every run's record says of its scenario.
     def to_record = { name: name, title: title, description: description, goal: goal, app: "bench/apps/#{app}", path: path }

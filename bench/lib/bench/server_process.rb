@@ -9,6 +9,7 @@ require_relative "launch"
 require_relative "free_port"
 require_relative "child"
 require_relative "setup"
+require_relative "lane"
 
 module Bench
   # Starts one server from its registry entry in its own process group, waits
@@ -21,7 +22,8 @@ module Bench
     POLL = 0.05
 
     # Every server gets the same environment: production mode, and no Bundler
-    # or RUBYOPT inherited from whoever ran bench/run.
+    # or RUBYOPT inherited from whoever ran bench/run. YJIT is on for every
+    # Ruby server or for none (Bench::Lane).
     BASE_ENV = {
       "RACK_ENV" => "production", "APP_ENV" => "production",
       "RUBYOPT" => nil, "RUBYLIB" => nil, "BUNDLE_BIN_PATH" => nil, "BUNDLER_SETUP" => nil,
@@ -38,7 +40,7 @@ module Bench
 
     def initialize(launch)
       @launch = launch
-      @env, @argv, @chdir = runtime(launch.spec, launch.spec.command.call(launch))
+      @env, @argv, @chdir = runtime(launch.spec, launch.spec.command.call(launch), launch.scenario.gemfile)
       @env = @env.merge(launch.scenario.env.call) if launch.scenario.env # the scenario's own (DATABASE_URL, ...)
     end
 
@@ -54,7 +56,7 @@ module Bench
     def log_path = File.join(launch.dir, "server.log")
 
     def start
-      Setup.peers! if launch.spec.runtime == :peers
+      Setup.bundle!(launch.scenario.bundle) if launch.spec.runtime == :peers
       log = File.open(log_path, "a")
       @log_from = log.size # this start's lines only, for error messages
       log.puts("== #{Time.now} #{command_line}")
@@ -104,11 +106,14 @@ module Bench
 
     private
 
-    def runtime(spec, command)
+    # gemfile: the scenario's own bundle, which every Ruby server then runs
+    # under (the real-app scenarios: Rails and pg for Spindle and peers alike).
+    def runtime(spec, command, gemfile)
+      env = BASE_ENV.merge("RUBY_YJIT_ENABLE" => (Lane.yjit? ? "1" : nil))
       case spec.runtime
-      when :spindle then [BASE_ENV.merge("BUNDLE_GEMFILE" => Paths::SERVER_GEMFILE), command, Paths::ROOT]
-      when :peers then [BASE_ENV.merge("BUNDLE_GEMFILE" => Paths::GEMFILE), ["bundle", "exec", *command], Paths::BENCH]
-      when :system then [BASE_ENV, command, Paths::BENCH]
+      when :spindle then [env.merge("BUNDLE_GEMFILE" => gemfile || Paths::SERVER_GEMFILE), command, Paths::ROOT]
+      when :peers then [env.merge("BUNDLE_GEMFILE" => gemfile || Paths::GEMFILE), ["bundle", "exec", *command], Paths::BENCH]
+      when :system then [env, command, Paths::BENCH]
       else raise ArgumentError, "#{spec.name}: unknown runtime #{spec.runtime.inspect}"
       end
     end
@@ -128,13 +133,12 @@ module Bench
     end
 
     # A server that answers but wrongly is not measured: its figure would not
-    # be comparable with the others'.
+    # be comparable with the others' (nor one that sends 1xx first).
     def check(response)
-      expected = launch.scenario.expect_body
-      return if response.status == 200 && (expected.nil? || response.body == expected)
+      reason = HttpProbe.refusal(response, launch.scenario.expect_body) or return
 
       stop
-      raise StartFailed, "answered #{response.status} with #{response.body.bytesize} bytes, not the expected body"
+      raise StartFailed, reason
     end
 
     def describe(status)

@@ -17,11 +17,13 @@ module Bench
 
     module_function
 
-    def run!(install:, peers:)
+    # bundles: the Gemfiles whose servers this run may start (bench/Gemfile's
+    # peers, the real-app bundle).
+    def run!(install:, bundles:)
       @install = install
       FileUtils.mkdir_p(Paths::TMP) # scratch for every scenario's files (configs, logs, outputs)
       packages!(PACKAGES)
-      peers! if peers
+      bundles.uniq.each { |gemfile| bundle!(gemfile) }
     end
 
     # needs: { "/path/or/glob" => "debian-package" }.
@@ -33,20 +35,21 @@ module Bench
       Spindle::SystemPackages.ensure!(needs)
     end
 
-    # Also asked by every peer start (ServerProcess), once per run: a
-    # scenario may start a peer that bench/run did not foresee.
-    def peers!
-      @peers ||= bundle_check || install_peers
+    # Also asked by every peer start (ServerProcess), once per Gemfile and
+    # run: a scenario may start a peer that bench/run did not foresee.
+    def bundle!(gemfile)
+      (@bundles ||= {})[gemfile] ||= bundle_check(gemfile) || install(gemfile)
     end
 
-    def install_peers
-      abort "bench: bench/Gemfile's peers are not installed; run without --no-install" if @install == false
-      Log.info("bundle install for bench/Gemfile (first run: the peer servers)")
-      system(bundle_env, "bundle", "install", "--quiet") or abort "bench: bundle install failed"
+    def install(gemfile)
+      name = Paths.relative(gemfile)
+      abort "bench: #{name}'s gems are not installed; run without --no-install" if @install == false
+      Log.info("bundle install for #{name} (first run: the peer servers)")
+      system(bundle_env(gemfile), "bundle", "install", "--quiet") or abort "bench: bundle install failed for #{name}"
     end
 
-    def bundle_check = system(bundle_env, "bundle", "check", out: File::NULL, err: File::NULL)
+    def bundle_check(gemfile) = system(bundle_env(gemfile), "bundle", "check", out: File::NULL, err: File::NULL)
 
-    def bundle_env = { "BUNDLE_GEMFILE" => Paths::GEMFILE }
+    def bundle_env(gemfile) = { "BUNDLE_GEMFILE" => gemfile, "RUBYOPT" => nil }
   end
 end

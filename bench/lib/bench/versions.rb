@@ -12,10 +12,19 @@ module Bench
     module_function
 
     def gem(name)
-      lock = "#{Paths::GEMFILE}.lock"
+      lock = "#{@gemfile || Paths::GEMFILE}.lock"
       return "unknown (no Gemfile.lock)" unless File.exist?(lock)
 
       File.read(lock)[/^    #{Regexp.escape(name)} \(([^)]+)\)$/, 1] || "not in Gemfile.lock"
+    end
+
+    # Gem versions read from another Gemfile's lock meanwhile: the bundle a
+    # scenario's servers run under (Scenario#bundle).
+    def using(gemfile)
+      @gemfile, before = gemfile, @gemfile
+      yield
+    ensure
+      @gemfile = before
     end
 
     # The first match of pattern in what argv prints (nginx and wrk print
@@ -67,7 +76,9 @@ module Bench
       return "unavailable: #{result.output.lines.last&.strip}" unless result.ok && version
 
       commit = Command.capture({}, %w[git rev-parse --short HEAD], timeout: 10, chdir: Paths::ROOT)
-      commit.ok ? "#{version} (#{commit.output.strip})" : "#{version} (uncommitted tree)"
+      # The Ruby 3.3 chroot has no git (and sees no worktree's .git): the
+      # source digest in the Run table still names the code.
+      commit.ok ? "#{version} (#{commit.output.strip})" : "#{version} (commit unknown here: no git repository or no git)"
     end
   end
 end

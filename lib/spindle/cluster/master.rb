@@ -16,6 +16,8 @@ require_relative "stats_report"
 require_relative "control_server"
 require_relative "../metrics/endpoint"
 require_relative "../metrics/cluster_source"
+require_relative "../pid_file"
+require_relative "../systemd/cluster_notes"
 
 module Spindle
   module Cluster
@@ -53,6 +55,7 @@ module Spindle
         @stopping = nil
         @leaving = nil # [how, when the delay ends] during the drain delay
         @successor = nil # the new master a USR2 started, until it takes over or dies
+        @handed_over = false # a new master took over; this one drains
         @gave_up = false
         @restarts = {} # worker index => processes started in that slot after its first
         @metrics_retry_at = nil # while a new master waits for the previous one's metrics address
@@ -67,6 +70,7 @@ module Spindle
         @control&.close
         @metrics&.close
         @server&.close_listeners(unlink: owns_socket_files?)
+        @pid_file&.remove
       end
 
       private
@@ -77,6 +81,8 @@ module Spindle
         @signals = SignalQueue.new.trap(SIGNALS)
         inherited = HotRestart.inherited_listeners
         @parent_master = HotRestart.parent
+        @notes = Systemd::ClusterNotes.from_env(@log)
+        claim_pid_file
         @app ||= AppLoader.load(@rackup) if @config.preload
         @server = Server.new(@app, @config, @log, listeners: inherited || [])
         @server.bind unless inherited
@@ -92,8 +98,16 @@ module Spindle
         @log.announce(@server.startup_line)
       end
 
+      # A new master writes the pid file once it takes over; until then it
+      # names the predecessor, which is alive and allowed to be.
+      def claim_pid_file
+        @pid_file = PidFile.for(@config, @log)
+        @pid_file&.check!(predecessor: @parent_master)
+        @pid_file&.write unless @parent_master
+      end
+
       def tick
-        ready, = IO.select([@signals.reader, *@children.channels], nil, nil, TICK)
+        ready, = IO.select([@signals.reader, *@children.channels], nil, nil, @notes.tick_limit(TICK))
         ready&.each { |io| read_messages(io) unless io == @signals.reader }
         @signals.drain.each { |item| dispatch(item) }
         reap
@@ -104,7 +118,12 @@ module Spindle
         retry_metrics if @metrics_retry_at
         refork if refork_due?
         maintain_worker_count
+        @notes.tick(@children, @desired, @generation, stopping: @stopping || @leaving) if in_charge?
       end
+
+      # The master systemd and the pid file know: not a new one before it
+      # takes over, nor an old one that handed over or stops.
+      def in_charge? = !@parent_master && !@handed_over && !@gave_up
 
       def open_control
         @control = ControlServer.open(@config, @signals) if @config.control
@@ -144,7 +163,7 @@ module Spindle
         case item
         when :TERM, :INT then leave_pool(:TERM)
         when :QUIT then quit
-        when :USR1 then start_rollout(@children.active.dup, "phased restart")
+        when :USR1 then start_rollout(@children.active.dup, "phased restart", reload: true)
         when :USR2 then hot_restart
         when :TTIN then @desired += 1
         when :TTOU then shrink
@@ -353,11 +372,14 @@ module Spindle
 
       # --- rollouts, reforks, restarts -----------------------------------------
 
-      def start_rollout(old, reason)
+      # reload: an operator's reload (USR1), which systemd hears of.
+      def start_rollout(old, reason, reload: false)
         return @log.info("spindle: #{reason} waits: #{@rollout.reason} in progress") if @rollout
 
         @log.info("spindle: #{reason}: replacing #{old.size} worker(s) one at a time")
         @rollout = Rollout.new(old, reason)
+        @reloading = reload
+        @notes.reloading("#{reason}: replacing #{old.size} worker(s)") if reload && in_charge?
       end
 
       def advance_rollout
@@ -366,11 +388,13 @@ module Spindle
         outcome = @rollout.advance(spawn: ->(index) { spawn_worker(index) }, retire: ->(child) { retire(child) })
         return if outcome == :running
 
-        if outcome == :done
-          @log.info("spindle: #{@rollout.reason} done")
-        else
-          @log.error("#{@rollout.reason} failed: #{outcome}; the old workers keep serving")
-        end
+        said = if outcome == :done
+                 "#{@rollout.reason} done"
+               else
+                 "#{@rollout.reason} failed: #{outcome}; the old workers keep serving"
+               end
+        outcome == :done ? @log.info("spindle: #{said}") : @log.error(said)
+        @notes.reloaded(said) if @reloading && in_charge?
         @rollout = nil
       end
 
@@ -430,6 +454,7 @@ module Spindle
         @successor = HotRestart.start(@server.listeners)
         @log.info("spindle: hot restart: started new master pid #{@successor}; " \
                   "it takes over once its workers serve")
+        @notes.reloading("hot restart: new master pid #{@successor} starting")
       end
 
       # QUIT from the new master says it serves: the old workers drain at
@@ -442,6 +467,7 @@ module Spindle
 
         @log.info("spindle: hot restart: new master pid #{@successor} takes over the listeners")
         @metrics&.close
+        @handed_over = true
         stop(:QUIT)
       end
 
@@ -455,6 +481,7 @@ module Spindle
         return stop(how) if @stopping || !delay.positive?
 
         @leaving = [how, Process.clock_gettime(Process::CLOCK_MONOTONIC) + delay]
+        @notes.stopping("drain delay, then #{how == :QUIT ? 'drain' : 'graceful'}") if in_charge?
         @log.info("spindle: drain delay: health checks answer 503, workers still serve for #{delay}s, " \
                   "then #{how == :QUIT ? 'drain' : 'stop gracefully'}; signal again to stop at once")
         @children.select(&:serving?).each { |c| Message.send_to(c.channel, Message::LeavePool.new(delay: delay)) }
@@ -472,6 +499,7 @@ module Spindle
         else
           @log.error("hot restart failed: new master pid #{@successor} exited (#{status}) before it served; " \
                      "this master keeps serving")
+          @notes.reloaded("hot restart failed: new master exited before it served; the previous master serves")
         end
         @successor = nil
       end
@@ -480,10 +508,14 @@ module Spindle
       # they are the old master's. A master that hands over leaves them too.
       def owns_socket_files? = !@parent_master && !@gave_up && !@successor
 
+      # systemd hears MAINPID= before the old master is told to go: the main
+      # process exiting first would read as the service dying.
       def tell_parent_to_drain
         parent = @parent_master
         @parent_master = nil
         take_over_control
+        take_over_pid_file
+        @notes.took_over(@desired)
         Process.kill(:QUIT, parent)
         @log.info("spindle: serving; told the previous master (pid #{parent}) to drain")
       rescue Errno::ESRCH
@@ -497,6 +529,13 @@ module Spindle
         @spawner.close_in_child(@control.io) if @control
       rescue StandardError => e
         @log.error("control endpoint not opened: #{e.message}")
+      end
+
+      # A master whose workers serve keeps serving without its pid file.
+      def take_over_pid_file
+        @pid_file&.write
+      rescue PidFile::Error => e
+        @log.error(e.message)
       end
 
       def give_up_takeover(why)
@@ -514,6 +553,7 @@ module Spindle
         @stopping = how
         @log.info("spindle: stopping (#{how == :QUIT ? 'drain' : 'graceful'}): #{@children.count(&:pid)} " \
                   "child process(es) told; signal again to stop at once")
+        @notes.stopping(how == :QUIT ? "drain" : "graceful") if in_charge?
         @children.each { |c| kill(c, c.mold? ? :TERM : how) }
       end
 
@@ -530,6 +570,7 @@ module Spindle
         wait_for_children(FORCE_GRACE)
         @children.each { |c| kill(c, :KILL) }
         @server.close_listeners(unlink: owns_socket_files?)
+        @pid_file&.remove
         exit!(1)
       end
 

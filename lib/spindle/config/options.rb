@@ -175,6 +175,11 @@ module Spindle
                       "tcp://HOST:PORT or unix://PATH. In cluster mode the master serves them, " \
                       "never a worker; alone, a thread of the process does. Not the app's " \
                       "listener: bind it where only the scraper reaches. See docs/METRICS.md."),
+      Option.new(name: :pidfile, default: nil, cli: "--pidfile", arg: "PATH",
+                 doc: "Write the pid of the process to signal (the master, or the single process) " \
+                      "to PATH, atomically, at start; rewritten by the new master after a USR2 " \
+                      "restart, removed at exit. A file naming a live Spindle process is a start-up " \
+                      "error; one naming a dead process is replaced."),
       Option.new(name: :malloc_arena_max, default: 2, cli: "--malloc-arenas", arg: "N",
                  coerce: ->(v) { c.non_negative_integer(v, "malloc_arena_max") },
                  doc: "glibc malloc arenas (MALLOC_ARENA_MAX), set at start unless the " \

@@ -19,8 +19,14 @@ module Spindle
     # While those outboxes hold more than the output budget, complete requests
     # are set aside unserved and no connection is accepted; the loop keeps
     # writing to the slow readers until the budget has room again.
+    #
+    # A client that pipelines gets at most TURNS requests served in a row;
+    # then it is set aside too, and served again after the others the
+    # selector found ready. Reading on while its socket had bytes let one
+    # such client keep the process for as long as it kept sending.
     class Blocking
       TICK = 1.0
+      TURNS = 8
 
       def self.multithread? = false
       def self.threads? = false
@@ -33,7 +39,7 @@ module Spindle
         @selection = Selection.new(listeners, handler.writer, @deadlines)
         @reader = RequestReader.new(handler, config, @deadlines)
         @budget = OutputBudget.for(config, log)
-        @set_aside = [] # connections with a complete request, waiting for the budget
+        @set_aside = [] # connections with a complete request, waiting for the budget or their turn
         @stopping = false
         @loop = SelectorLoop.new(@selection, self, handler: handler, config: config, log: log,
                                                    tick: TICK, accept_burst: 1)
@@ -55,9 +61,11 @@ module Spindle
       # arriving is left to the selector, never waited on. complete: one is
       # already parsed (a connection set aside).
       def readable(conn, complete: false)
+        turns = 0
         while complete || (state = @reader.poll(conn)) == :complete
           complete = false
           return set_aside(conn) if @budget.over?
+          return next_turn(conn) if (turns += 1) > TURNS
 
           outcome = @handler.serve(conn)
           return @selection.forget(conn) if outcome == :hijacked
@@ -100,8 +108,20 @@ module Spindle
         @set_aside << conn
       end
 
+      # conn had its turns: set aside until the others the selector finds
+      # ready had theirs. The wakeup keeps that select from waiting a TICK
+      # when none is.
+      def next_turn(conn)
+        set_aside(conn)
+        @selection.wakeup
+      end
+
+      # Those set aside before this turn: one set aside again (its turns
+      # used up) waits for the next.
       def serve_set_aside
-        until @set_aside.empty? || @budget.over?
+        @set_aside.size.times do
+          break if @budget.over?
+
           conn = @set_aside.shift
           @selection.watch(conn)
           readable(conn, complete: true)

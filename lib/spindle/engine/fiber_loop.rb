@@ -39,6 +39,10 @@ module Spindle
     # exactly the live ones.
     class FiberLoop
       BACK_OFF = 0.5
+      # Requests a pipelining client gets in a row before the other fibers
+      # run: while its socket keeps having bytes, reading them never waits,
+      # so its fiber never yielded and the loop served nobody else.
+      TURNS = 8
 
       def initialize(listeners:, handler:, config:, log:)
         @listeners = listeners
@@ -107,12 +111,15 @@ module Spindle
 
       def serve_requests(conn)
         state = @reader.read(conn)
+        turns = 0
         while state == :complete
           outcome = @handler.serve(conn)
           return if outcome == :hijacked
           # This fiber writes what a slow reader has not taken yet (Outbox#finish).
           return conn.close unless conn.outbox.finish && outcome == :keep_alive
 
+          turns = conn.buffered? ? turns + 1 : 0 # not buffered: read_next waits, and yields
+          Fiber.scheduler.yield if (turns % TURNS).zero? && turns.positive?
           state = @reader.read_next(conn)
         end
       end

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "output_budget"
+require_relative "../http/file_body"
 
 module Spindle
   module Engine
@@ -12,6 +13,10 @@ module Spindle
     # engines' fiber waits for the client once the whole body is handed over
     # (#finish). Either way every byte waiting here is counted in the
     # process's OutputBudget, which holds back new app calls while it is spent.
+    #
+    # A file body waits here as an HTTP::FileBody (the open file and how much
+    # of it is owed), not as bytes: it counts FileBody::COST in the budget,
+    # and goes out with sendfile(2) as the socket takes it.
     class Outbox
       class WriteTimeout < StandardError; end
 
@@ -43,6 +48,22 @@ module Spindle
 
         rest = written == :wait_writable ? data : data.byteslice(written, data.bytesize - written)
         held || rest.bytesize <= LIMIT ? hold(rest, held) : write_all(rest)
+      end
+
+      # Sends length bytes of file (open, at its first byte to send; the
+      # outbox closes it) after what waits here. What the socket does not
+      # take now waits as the file itself: nobody waits for the client here.
+      def write_file(file, length)
+        body = HTTP::FileBody.new(file, length)
+        return if @chunks.nil? && body.send_nonblock(@io) == :done
+
+        (@chunks ||= []) << body
+        @bytes += HTTP::FileBody::COST
+        budget.take(HTTP::FileBody::COST)
+        nil
+      rescue StandardError
+        body.close
+        raise
       end
 
       # Writes all of data now, waiting for the client at most write_timeout
@@ -87,6 +108,7 @@ module Spindle
       # no longer count in the budget.
       def drop
         release(@bytes) if @bytes.positive?
+        @chunks&.each { |chunk| chunk.close if chunk.is_a?(HTTP::FileBody) }
         @chunks = nil
         @own = 0
       end
@@ -130,6 +152,13 @@ module Spindle
       def flush_step
         sent = 0
         while (data = @chunks&.first)
+          if data.is_a?(HTTP::FileBody)
+            return :wait if data.send_nonblock(@io) == :wait
+
+            @chunks.shift
+            sent += HTTP::FileBody::COST
+            next
+          end
           written = @io.write_nonblock(data, exception: false)
           return :wait if written == :wait_writable
 

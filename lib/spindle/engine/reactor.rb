@@ -11,8 +11,12 @@ module Spindle
     # request, and a response whose end a slow reader has not taken yet is
     # written here, then its outcome acted on.
     #
-    # New connections are accepted only while the pool has a spare thread, so
-    # they wait in the kernel's backlog instead of in a busy process.
+    # New connections are accepted while the pool has a spare thread, so that
+    # they wait in the kernel's backlog, where another process can take them,
+    # instead of in a busy process; and while no complete request waits for a
+    # thread. Without the second rule a pool kept busy by the connections it
+    # already holds (a keep-alive client served again and again) never
+    # looked at the listeners, and a new client waited until that load ended.
     class Reactor
       TICK = 0.5
       ACCEPT_BURST = 32
@@ -46,7 +50,7 @@ module Spindle
         end
       end
 
-      def accept? = @pool.spare?
+      def accept? = @pool.spare? || @pool.queued.zero?
       def idle? = @mailbox.empty? && @pool.idle?
       # Connections away from the selection: queued for the pool, held by a
       # busy pool thread (one each), or posted back and not taken yet. Read

@@ -15,18 +15,19 @@ module Spindle
     # until complete) -> the ThreadPool's queue -> a pool thread (#work: the
     # Handler) -> the Mailbox -> the Reactor (next request, or the rest of a
     # slow reader's response). Pool threads serve pipelined requests already
-    # in hand before handing the connection back, up to a small number so one
-    # client cannot keep a thread. While slow readers' outboxes hold more than
+    # in hand before handing the connection back, up to a small number and only
+    # while no other request waits for a thread, so one client cannot keep a
+    # thread. While slow readers' outboxes hold more than
     # the output budget, a pool thread waits before calling the app: the pool
     # then has no spare thread, so the reactor accepts nothing either, and
     # keeps writing to the readers.
     class Threads
-      PIPELINE_TURNS = 8
+      PIPELINE_TURNS = Integer(ENV.fetch("PT", "8"))
       # How long a pool thread waits for the next request on its keep-alive
       # connection, while no other request waits for a thread, before handing the
       # connection back to the reactor. A client that answers quickly (the next
       # request follows the response) then costs no thread handoffs at all.
-      FAST_KEEPALIVE = 0.005
+      FAST_KEEPALIVE = Float(ENV.fetch("FK", "0.005"))
 
       def self.multithread? = true
       def self.threads? = true # --threads sizes the pool
@@ -60,32 +61,49 @@ module Spindle
 
       private
 
-      # The next request is already buffered, or arrives within FAST_KEEPALIVE
-      # while no other request waits for a thread.
-      def next_request_here?(conn)
-        return conn.advance == :complete if conn.buffered?
-        return false unless @pool.queued.zero? && conn.io.wait_readable(FAST_KEEPALIVE)
+      # How conn's next request is complete: :buffered (pipelined, parsed
+      # from what was read already) or :arrived (within FAST_KEEPALIVE, while
+      # no other request waited for a thread: a wait then would keep them
+      # waiting); nil when it is not.
+      def next_request(conn)
+        return (conn.advance == :complete ? :buffered : nil) if conn.buffered?
+        return nil unless @pool.queued.zero? && conn.io.wait_readable(FAST_KEEPALIVE)
 
-        conn.read_nonblock == :data && conn.advance == :complete
+        :arrived if conn.read_nonblock == :data && conn.advance == :complete
       end
 
       # A pool thread's turn with conn, which holds a complete request.
       def work(conn)
+        came = nil
         PIPELINE_TURNS.times do
           @budget.wait_for_room
           outcome = @handler.serve(conn)
           return if outcome == :hijacked
           return @mailbox.post(conn, outcome) if conn.outbox.pending? # the reactor writes the rest
           return conn.close if outcome == :close
-          return @mailbox.post(conn, outcome) unless next_request_here?(conn)
+          return @mailbox.post(conn, outcome) unless (came = next_request(conn))
+          # Others wait for a thread: conn's next request goes behind them,
+          # so a client that keeps sending cannot keep a thread.
+          return requeue(conn, came) unless @pool.queued.zero?
         end
-        @pool << conn # a complete request is in hand: it queues behind the others
+        requeue(conn, came)
       rescue HTTP::ParseError => e
         @handler.refuse(conn, e)
         conn.close
       rescue StandardError => e
         @log.exception(e, "connection failed")
         conn.close
+      end
+
+      # conn holds a complete request: it queues behind the others. After
+      # pipelined (:buffered) requests the pass first lets the reactor, if it
+      # waits for the GVL with clients' bytes in hand, queue theirs ahead: a
+      # thread serving buffered requests never blocks, so it would otherwise
+      # hold the GVL until Ruby's 100 ms time slice ends. (A request that
+      # :arrived was waited for, and the wait let go of the GVL already.)
+      def requeue(conn, came)
+        Thread.pass if came == :buffered
+        @pool << conn
       end
     end
   end

@@ -164,6 +164,8 @@ module Spindle
           write_declared(conn, env, head, lines.content_length, body, keep_alive)
         elsif body.respond_to?(:to_ary)
           write_array(conn, env, head, body.to_ary, keep_alive)
+        elsif body.respond_to?(:to_path) && body.respond_to?(:each)
+          write_file(conn, env, head, body.to_path, keep_alive)
         elsif body.respond_to?(:each)
           write_stream(conn, env, head, body, keep_alive)
         else
@@ -221,20 +223,40 @@ module Spindle
         sent
       end
 
-      # A small file is read and goes out with the head, in one write that a
-      # slow reader cannot hold a thread on; a larger one is copied by the
-      # kernel (sendfile) once everything before it is written.
+      # A small file is read and goes out with the head, in one write. A
+      # larger one goes out with sendfile(2) from the file, never through
+      # Ruby strings; what the socket does not take at once waits in the
+      # outbox as the open file (HTTP::FileBody), so a slow reader holds
+      # neither a thread nor the file's size in memory. Returns the bytes
+      # sent or handed to the outbox (a file that turns out shorter closes
+      # the connection then: HTTP::FileBody::Truncated).
       def send_file(conn, head, path, length)
-        File.open(path, "rb") do |file|
-          if length <= COALESCE_LIMIT
-            part = file.read(length) || ""
-            conn.write(head << part)
-            next part.bytesize
-          end
-          conn.write(head)
-          conn.flush
-          IO.copy_stream(file, conn.io, length)
-        end
+        file = File.open(path, "rb")
+        return send_small_file(conn, head, file, length) if length <= COALESCE_LIMIT
+
+        conn.write(head)
+        conn.outbox.write_file(file, length) # the outbox closes the file
+        file = nil
+        length
+      ensure
+        file&.close
+      end
+
+      def send_small_file(conn, head, file, length)
+        part = file.read(length) || ""
+        conn.write(head << part)
+        part.bytesize
+      end
+
+      # A file body whose app declared no length (Rails' send_file): the
+      # file's size is the length.
+      def write_file(conn, env, head, path, keep_alive)
+        length = File.size(path)
+        head << "content-length: " << (LENGTHS[length] || length.to_s) << "\r\n"
+        finish_head(head, keep_alive, env)
+        sent = send_file(conn, head, path, length)
+        env[BODY_BYTES] = sent if @count_bytes
+        sent == length && keep_alive ? :keep_alive : :close
       end
 
       # Size unknown: chunked on HTTP/1.1, close-delimited on HTTP/1.0.

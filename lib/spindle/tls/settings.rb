@@ -10,7 +10,8 @@ module Spindle
     # reopens the files from the handed-over URI, reads the same ones.
     class Settings
       VERIFY_MODES = %w[none peer force_peer].freeze
-      KNOWN = %w[cert key ca verify_mode proxy_protocol].freeze
+      # fdname names the socket systemd passes for the bind (Systemd::Activation).
+      KNOWN = %w[cert key ca verify_mode proxy_protocol fdname].freeze
 
       attr_reader :cert, :key, :ca, :verify_mode
 

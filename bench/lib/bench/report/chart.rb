@@ -37,7 +37,7 @@ module Bench
         m = record[:machine]
         s = record[:settings]
         "#{m[:nproc]} cores shared with wrk (#{record[:load_generator][:threads]} thread) · " \
-          "#{m[:ruby][/ruby \S+/]} · YJIT off · #{s[:rounds]} rounds × #{s[:duration_s]} s"
+          "#{m[:ruby][/ruby \S+/]} · YJIT #{m.dig(:yjit, :enabled_for_servers) ? 'on' : 'off'} · #{s[:rounds]} rounds × #{s[:duration_s]} s"
       end
 
       def series(summary, procs)

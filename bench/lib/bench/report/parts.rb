@@ -35,6 +35,13 @@ module Bench
         MD
       end
 
+      def yjit_availability(yjit)
+        return "asked for with --yjit, but this Ruby was built without it" if yjit[:asked] && !yjit[:available]
+        return "not available" unless yjit[:available]
+
+        yjit[:enabled_for_servers] ? "RUBY_YJIT_ENABLE=1" : "available, not enabled"
+      end
+
       # Date, machine and Ruby first, the scenario's rows, Spindle's source last.
       def run_table(record, rows)
         m = record[:machine]
@@ -42,7 +49,7 @@ module Bench
         head = [["Date", "#{record[:started_at]} to #{record[:finished_at]}"],
                 ["Machine", "#{m[:nproc]} cores (#{m[:cpu]}), #{m[:memory_gib]} GiB, #{m[:kernel]}, #{m[:os]}"],
                 ["Ruby", "#{m[:ruby]}; YJIT #{yjit[:enabled_for_servers] ? 'on' : 'off'} for every server " \
-                         "(#{yjit[:available] ? 'available, not enabled' : 'not available'})"]]
+                         "(#{yjit_availability(yjit)})"]]
         "## Run\n\n#{F.table(%w[what value], head + rows + [['Spindle source', source(record)]])}"
       end
 

@@ -1,0 +1,53 @@
+# frozen_string_literal: true
+
+require_relative "paths"
+
+module Bench
+  # Which Ruby the servers run on, and whether with YJIT. By default this
+  # machine's Ruby (3.1, YJIT off). `--ruby 3.3` runs the same bench/run inside
+  # bin/test-ruby3.3's Debian trixie chroot (Ruby 3.3, the gems each Gemfile's
+  # ruby3.3/ lock names: the newest Puma and Falcon 3.3 allows), with YJIT on
+  # for every Ruby server unless --no-yjit. YJIT is turned on by
+  # RUBY_YJIT_ENABLE=1 in each server's environment (Bench::ServerProcess), the
+  # same for Spindle and the peers, and every report says which.
+  module Lane
+    HERE = RUBY_VERSION[/\A\d+\.\d+/]
+    # A Ruby other than this machine's => the script that enters it.
+    CHROOTS = { "3.3" => "bin/test-ruby3.3" }.freeze
+    RUBIES = [HERE, *CHROOTS.keys].uniq.freeze
+
+    class << self
+      def yjit? = @yjit == true
+
+      attr_writer :yjit
+
+      # Whether bench/run must hand the run to another Ruby.
+      def elsewhere?(ruby) = !ruby.nil? && ruby != HERE
+
+      # The command that runs bench/run with argv on that Ruby: its chroot
+      # script, told to run bench/run instead of the tests, with --ruby
+      # dropped and YJIT said explicitly. The caller holds the machine's run
+      # lock meanwhile (the chroot has a /tmp, and so a run lock, of its own).
+      def command(ruby, argv, yjit:)
+        script = CHROOTS.fetch(ruby) { raise ArgumentError, "no way to run Ruby #{ruby} here (known: #{RUBIES.join(', ')})" }
+        [{ "SPINDLE_RUBY33_SCRIPT" => "bench/run" },
+         [File.join(Paths::ROOT, script), *without_ruby(argv), yjit ? "--yjit" : "--no-yjit"]]
+      end
+
+      # bin/test-ruby3.3 takes its chroot's lock alone (then shares it), so
+      # it waits for every test run on 3.3 to end: waiting for that before
+      # taking this machine's run lock keeps other bench runs from waiting
+      # on this one meanwhile. False when the chroot stayed busy.
+      def wait_for_chroot(wait_s)
+        lock = "#{ENV.fetch('SPINDLE_RUBY33_CHROOT', '/var/cache/spindle/trixie-ruby3.3')}.lock"
+        !File.exist?(lock) || system("flock", "-x", "-w", wait_s.to_i.to_s, lock, "true")
+      end
+
+      def without_ruby(argv)
+        argv.each_with_index.reject do |arg, i|
+          arg.start_with?("--ruby") || (argv[i - 1] == "--ruby" && i.positive?)
+        end.map(&:first)
+      end
+    end
+  end
+end

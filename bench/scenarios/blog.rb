@@ -1,0 +1,27 @@
+# frozen_string_literal: true
+
+require_relative "../lib/bench/app_db"
+require_relative "../lib/bench/real_app_report"
+
+# Issue 16: a real page with no framework. apps/blog.ru runs one PostgreSQL
+# query for the 10 newest posts through a small pool (a connection per
+# thread or fiber; pg's waits yield under a fiber scheduler) and renders a
+# ~15 KB ERB page. Every server runs it under the real-app bundle
+# (bench/apps/bundle/Gemfile) with DB_POOL=16.
+Bench::Scenario.define(
+  name: "blog",
+  title: "blog: one PostgreSQL query, a 15 KB ERB page",
+  description: "GET / on apps/blog.ru: `select ... from posts order by id desc limit 10` through a pool of " \
+               "#{Bench::AppDb::POOL} pg connections, then a ~15 KB ERB page. No framework.",
+  goal: "≥ 1.3× Puma; spindle-fibers ≥ 1.3× Falcon (issue 16). The seed's Unicycle: 1,296 req/s in 2009.",
+  app: "blog.ru",
+  path: "/",
+  connections: [16],
+  processes: [1, 2],
+  servers: %w[spindle-* puma falcon unicorn pitchfork],
+  gemfile: Bench::Paths::APPS_GEMFILE,
+  env: Bench::AppDb.env,
+  report: Bench::RealAppReport,
+  # The first start seeds the database through Rails (~10 s).
+  quick: { servers: %w[spindle-fibers puma], processes: [1], budget_s: 90 }
+)

@@ -1,0 +1,128 @@
+# frozen_string_literal: true
+
+require "minitest/autorun"
+require_relative "../lib/bench"
+
+# The real-app scenarios (rails, rails-show, blog, rails-per-gb, issue 16):
+# their definitions, the profile split, and their pages from records alone.
+class RealAppsTest < Minitest::Test
+  SCENARIOS = Bench::Scenario.load_all
+
+  def test_the_real_app_scenarios_run_every_server_under_the_apps_bundle
+    %w[rails rails-show blog rails-per-gb].each do |name|
+      scenario = SCENARIOS.fetch(name)
+      assert_equal Bench::Paths::APPS_GEMFILE, scenario.bundle, name
+    end
+    assert_equal Bench::Paths::GEMFILE, SCENARIOS.fetch("hello").bundle
+    assert_equal %w[/posts /posts/1 /], %w[rails rails-show blog].map { |n| SCENARIOS.fetch(n).path }
+  end
+
+  # The bundle every server runs the apps under names every gem the Rails
+  # app's own Gemfile names, and its lock holds the same Rails as the app's.
+  def test_the_apps_bundle_is_the_rails_app_s_gems_plus_the_servers
+    gems = ->(file) { File.read(file).scan(/^gem "([^"]+)"/).flatten }
+    app = File.join(Bench::Paths::ROOT, "test", "apps", "rails", "Gemfile")
+    bundle = File.join(Bench::Paths::APPS, "bundle", "Gemfile")
+    assert_empty gems.call(app) - gems.call(bundle)
+    assert_includes gems.call(bundle), "stackprof"
+    rails = ->(file) { File.read("#{file}.lock")[/^    railties \(([^)]+)\)$/, 1] }
+    assert_equal rails.call(app), rails.call(bundle)
+  end
+
+  # Stacks are root first; a sample belongs to its innermost frame of a known
+  # kind, so a C method or Ruby's library counts for its caller.
+  FRAMES = {
+    1 => { name: "<main>", file: "/repo/bin/spindle" },
+    2 => { name: "Spindle::Engine::Outbox#write", file: "/repo/lib/spindle/engine/outbox.rb" },
+    3 => { name: "IO#write_nonblock", file: "<cfunc>" },
+    4 => { name: "ActionController::Metal#dispatch", file: "/gems/3.1.0/gems/actionpack-7.2.4/lib/x.rb" },
+    5 => { name: "Monitor#synchronize", file: "/usr/lib/ruby/3.1.0/monitor.rb" },
+    6 => { name: "(garbage collection)", file: "" },
+    7 => { name: "Rack::Headers#[]=", file: "/gems/3.1.0/gems/rack-3.2.8/lib/rack/headers.rb" },
+    8 => { name: "Thread#join", file: "<cfunc>" },
+    9 => { name: "Rack::Session#call", file: "/gems/3.1.0/gems/rack-session-2.1.2/lib/rack/session.rb" }
+  }.freeze
+
+  def test_profile_split_classifies_by_the_innermost_known_frame
+    raw = [3, 1, 2, 3, 5,      # Spindle writing: server
+           4, 1, 2, 4, 5, 7,   # Rails inside Spindle, in the stdlib: app
+           2, 1, 6, 2,         # GC
+           3, 1, 4, 7, 1,      # Rack called from Rails: server, as the task counts Rack
+           2, 8, 5, 3,         # no known frame: other
+           2, 1, 9, 4]         # rack-session is the app's, not Rack's
+    split = Bench::ProfileSplit.split(frames: FRAMES, raw: raw)
+    assert_equal({ samples: 22, server: 6, app: 11, gc: 2, other: 3 }, split.except(:top_server))
+    assert_equal [["Spindle::Engine::Outbox#write", 5], ["Rack::Headers#[]=", 1]], split[:top_server]
+  end
+
+  def test_profile_sums_every_process
+    a = { samples: 10, server: 4, app: 5, gc: 1, other: 0, top_server: [["x", 3], ["y", 1]] }
+    b = { samples: 6, server: 2, app: 2, gc: 0, other: 2, top_server: [["y", 4]] }
+    sum = Bench::Profile.sum([a, b])
+    assert_equal [16, 6, 7, 1, 2, 2], sum.values_at(:samples, :server, :app, :gc, :other, :processes)
+    assert_equal [["y", 5], ["x", 3]], sum[:top_server]
+  end
+
+  def measurement(server, rps, p99, profile: nil)
+    { server: server, processes: 1, connections: 16, requests_per_sec: rps, profile: profile,
+      latency_ms: { p50: 1.0, p99: p99, p999: p99 }, errors: { connect: 0, read: 0, write: 0, timeout: 0 },
+      bad_status: 0, load_generator_bound: false, cpu: { other_cores: 0.0 } }
+  end
+
+  def summary(measurements)
+    servers = [%w[spindle-threads spindle], %w[puma peer], %w[falcon peer]]
+    Bench::Summary.new(servers: servers.map { |n, f| { name: n, family: f } },
+                       settings: { processes: [1], connections: [16] }, measurements: measurements)
+  end
+
+  def test_the_page_puts_every_server_against_puma_and_falcon_with_p99
+    split = { samples: 100, server: 20, app: 70, gc: 10, other: 0, top_server: [["Spindle::Engine::Outbox#write", 9]] }
+    sections = Bench::RealAppReport.sections(summary([measurement("spindle-threads", 240, 50.0, profile: split),
+                                                      measurement("puma", 200, 60.0), measurement("falcon", 160, 40.0)]))
+    against, profile = sections
+    assert_includes against, "| spindle-threads | 1 | 16 | 240 | 50.00 | 1.20× | ≤ (60.00) | 1.50× | > (40.00) |"
+    assert_includes profile, "| spindle-threads | 1 | 16 | 100 | 20.0 % | 70.0 % | 10.0 % | 0.0 % | Spindle::Engine::Outbox#write (9) |"
+  end
+
+  def test_no_profile_section_without_a_profiled_run
+    assert_equal 1, Bench::RealAppReport.sections(summary([measurement("puma", 200, 60.0)])).size
+  end
+
+  def per_gb_record
+    run = lambda do |server, rps, pss|
+      { server: server, round: 1, requests_per_sec: rps, total_pss: pss, per_gib: (rps / (pss / 1024.0**3)).round(1),
+        reforked: true, command: "#{server} ..." }
+    end
+    { scenario: SCENARIOS.fetch("rails-per-gb").to_record, started_at: "2026-11-23T06:00:00+00:00",
+      finished_at: "2026-11-23T06:10:00+00:00",
+      machine: { nproc: 2, cpu: "cpu", memory_gib: 8, kernel: "Linux", os: "Debian", ruby: "ruby 3.3.8 +YJIT",
+                 yjit: { enabled_for_servers: true, available: true } },
+      load_generator: { tool: "wrk 4.1.0" },
+      settings: { quick: false, workers: 4, threads_per_process: 5, connections: 16, duration_s: 5, path: "/posts" },
+      servers: [{ name: "spindle", refork: "spindlectl" }, { name: "puma", refork: "SIGURG" }],
+      runs: [run.call("spindle", 300.0, 512 * 1024**2), run.call("puma", 200.0, 512 * 1024**2)] }
+  end
+
+  def test_per_gb_page_divides_req_s_by_total_pss_and_says_the_ruby_and_yjit
+    page, svg = Bench::RailsPerGb.render(per_gb_record, "rails-per-gb-x.json")
+    assert_includes page, "| spindle | 300 | 512.0 | **600.0** | – | – | yes | 1 |"
+    assert_includes page, "| puma | 200 | 512.0 | **400.0** | 1.50× | **met** (≥ 1.3×) | yes | 1 |"
+    assert_includes page, "ruby 3.3.8 +YJIT; YJIT on for every server (RUBY_YJIT_ENABLE=1)"
+    assert_match(/<svg .*<\/svg>/m, svg)
+    assert_equal "req/s per GiB of PSS, 4 Rails workers after a refork: spindle 600, puma 400 (Spindle 1.50× puma)",
+                 Bench::RailsPerGb.headline(per_gb_record)
+  end
+
+  def test_the_page_says_when_yjit_was_asked_for_but_this_ruby_has_none
+    record = per_gb_record
+    record[:machine][:yjit] = { enabled_for_servers: false, asked: true, available: false }
+    assert_includes Bench::RailsPerGb.render(record, "x.json").first,
+                    "YJIT off for every server (asked for with --yjit, but this Ruby was built without it)"
+  end
+
+  def test_the_chart_says_when_yjit_was_on
+    record = per_gb_record.merge(settings: { rounds: 1, duration_s: 5, threads_per_process: 5, processes: [1] },
+                                 load_generator: { threads: 1 })
+    assert_includes Bench::Report::Chart.subtitle(record), "YJIT on"
+  end
+end

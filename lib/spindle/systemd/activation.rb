@@ -1,0 +1,134 @@
+# frozen_string_literal: true
+
+require "socket"
+require "uri"
+require_relative "../listener"
+
+module Spindle
+  module Systemd
+    # Socket activation (sd_listen_fds(3)): systemd, or systemd-socket-activate,
+    # opens the listening sockets a .socket unit names and starts Spindle with
+    # them as file descriptors 3, 4, ... and LISTEN_FDS (how many), LISTEN_PID
+    # (which process they are for) and LISTEN_FDNAMES (FileDescriptorName=,
+    # colon separated) in the environment.
+    #
+    # Each -b bind takes the inherited socket with the same address (and, when
+    # the bind says ?fdname=NAME, the one of that name); binds no socket
+    # matches are opened as usual. A socket no bind asks for is a start-up
+    # error naming it: serving on an address the operator did not list, or
+    # silently leaving it unserved, would both surprise.
+    #
+    # The variables are removed once read, so nothing this process starts
+    # (workers fork; a USR2 successor gets the sockets through HotRestart)
+    # takes the sockets for its own.
+    class Activation
+      VARIABLES = %w[LISTEN_FDS LISTEN_PID LISTEN_FDNAMES].freeze
+      FIRST_FD = 3 # SD_LISTEN_FDS_START
+
+      # One socket systemd passed: its fd, name and the Listener made of it.
+      Passed = Struct.new(:fd, :name, :listener, keyword_init: true) do
+        def describe = "fd #{fd} (#{listener.uri}#{", name #{name}" unless name.to_s.empty?})"
+      end
+
+      # The sockets passed to this process; empty without socket activation.
+      def self.take(env = ENV)
+        values = VARIABLES.to_h { |name| [name, env.delete(name)] }
+        count = Integer(values["LISTEN_FDS"].to_s, 10, exception: false)
+        return new([]) unless count&.positive? && Integer(values["LISTEN_PID"].to_s, 10, exception: false) == Process.pid
+
+        names = values["LISTEN_FDNAMES"].to_s.split(":")
+        new(Array.new(count) { |i| adopt(FIRST_FD + i, names[i]) })
+      end
+
+      def self.adopt(fd, name)
+        io = Socket.for_fd(fd)
+        io.autoclose = true
+        # Not for programs the app runs; a USR2 successor gets it explicitly.
+        io.close_on_exec = true
+        Passed.new(fd: fd, name: name, listener: Listener.activated(io))
+      rescue SystemCallError, ArgumentError => e
+        raise Listener::Error, "socket activation: fd #{fd}#{" (#{name})" if name}: #{e.message}"
+      end
+
+      def initialize(passed)
+        @passed = passed
+      end
+
+      def empty? = @passed.empty?
+
+      # The listeners for binds, in their order: the inherited socket when one
+      # matches, else opened by open (a block: uri -> Listener). Raises
+      # Listener::Error for a named socket that is missing or has another
+      # address, and for an inherited socket no bind took.
+      def listeners_for(binds, &open)
+        left = @passed.dup
+        listeners = binds.map do |uri|
+          found = claim(uri, left)
+          found ? adopt_for(uri, found.listener) : open.call(uri)
+        end
+        refuse_unclaimed(left)
+        listeners
+      rescue Listener::Error
+        (listeners || []).each { |l| l.close(unlink: false) }
+        left&.each { |p| p.listener.close(unlink: false) }
+        raise
+      end
+
+      private
+
+      # The bind's options apply to the socket it takes: ?proxy_protocol=true,
+      # or an ssl:// bind's certificate (the socket is plain TCP to systemd).
+      def adopt_for(uri, listener)
+        parsed = URI.parse(uri)
+        if parsed.scheme == "ssl"
+          return Listener.new(listener.io, listener.uri.sub("tcp://", "ssl://"), listener.server_name,
+                              listener.server_port, tls: Listener.tls_context(parsed, uri))
+        end
+        Listener.proxy_protocol?(parsed, uri) ? listener.proxy_protocol! : listener
+      end
+
+      def claim(uri, left)
+        parsed = URI.parse(uri)
+        name = URI.decode_www_form(parsed.query.to_s).to_h["fdname"]
+        found = name ? named(uri, name, left) : left.find { |p| same_address?(parsed, p.listener) }
+        left.delete(found)
+      rescue URI::InvalidURIError
+        raise Listener::Error, "invalid bind URI #{uri.inspect}"
+      end
+
+      def named(uri, name, left)
+        found = left.find { |p| p.name == name }
+        raise Listener::Error, "bind #{uri} asks for the socket named #{name}, and systemd passed none by that name" unless found
+        return found if same_address?(URI.parse(uri), found.listener)
+
+        raise Listener::Error, "bind #{uri} names the socket #{name}, but that is #{found.listener.uri}"
+      end
+
+      def refuse_unclaimed(left)
+        return if left.empty?
+
+        raise Listener::Error, "socket activation passed #{left.map(&:describe).join(', ')}, " \
+                               "which no bind asks for: add -b #{left.first.listener.uri} or remove it from the .socket unit"
+      end
+
+      # Addresses compare resolved: tcp://localhost:80 is 127.0.0.1:80.
+      def same_address?(parsed, listener)
+        address = listener.io.local_address
+        case parsed.scheme
+        when "unix" then address.unix? && address.unix_path == "#{parsed.host}#{parsed.path}"
+        when "tcp", "ssl" then address.ip? && tcp_match?(parsed, address)
+        else false
+        end
+      end
+
+      def tcp_match?(parsed, address)
+        return false unless parsed.port == address.ip_port
+
+        host = parsed.hostname.to_s.empty? ? "0.0.0.0" : parsed.hostname
+        Addrinfo.getaddrinfo(host, nil, nil, :STREAM).any? { |a| a.ip_address == address.ip_address }
+      rescue SocketError
+        false
+      end
+    end
+  end
+end

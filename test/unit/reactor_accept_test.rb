@@ -1,0 +1,46 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "spindle/engine/thread_pool"
+require "spindle/engine/reactor"
+
+# When the threads engine's reactor takes new connections (Reactor#accept?):
+# while a pool thread is spare, and while no complete request waits for a
+# thread. Before the second rule, a pool kept busy by the connections it
+# already held (one thread serving a keep-alive client again and again)
+# never let the reactor look at the listeners, and a new client waited in
+# the kernel's backlog until that load stopped.
+class ReactorAcceptTest < Minitest::Test
+  def setup
+    @started = Thread::Queue.new
+    @release = Thread::Queue.new
+    @pool = Spindle::Engine::ThreadPool.new(min: 1, max: 1) do |item|
+      @started << item
+      @release.pop
+    end
+    @reactor = Spindle::Engine::Reactor.new(nil, nil, nil, @pool, nil)
+  end
+
+  def teardown
+    3.times { @release << :go }
+    @pool.shutdown(5)
+  end
+
+  def test_accepts_while_a_thread_is_spare
+    assert @reactor.accept?
+  end
+
+  def test_accepts_while_every_thread_is_busy_and_nothing_waits_for_one
+    @pool << :served_again_and_again
+    @started.pop
+    refute @pool.spare?
+    assert @reactor.accept?, "a busy pool with no queue must not keep new clients in the backlog"
+  end
+
+  def test_stops_accepting_while_a_complete_request_waits_for_a_thread
+    @pool << :busy
+    @started.pop
+    @pool << :waiting
+    refute @reactor.accept?, "new clients wait in the backlog, where another process can take them"
+  end
+end
