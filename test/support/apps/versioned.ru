@@ -1,0 +1,32 @@
+# frozen_string_literal: true
+
+# A host of the multi-host tests (test/topology/): which code and which host
+# answered. The version is read from the file named by
+# SPINDLE_TOPOLOGY_VERSION_FILE when the app loads, so a hot restart (USR2)
+# after the file changed is observably new code.
+#   GET /health   200 "ok" (what the load balancers check)
+#   GET /version  the version
+#   POST anything the body's size and SHA-256, so the client checks it arrived whole
+#   GET anything  "VERSION HOST"
+require "digest"
+
+version = File.read(ENV.fetch("SPINDLE_TOPOLOGY_VERSION_FILE")).strip
+host = ENV.fetch("SPINDLE_TOPOLOGY_HOST", "?")
+
+app = lambda do |env|
+  body = case env["PATH_INFO"]
+         when "/health" then "ok"
+         when "/version" then version
+         else
+           if env["REQUEST_METHOD"] == "POST"
+             data = env["rack.input"].read
+             "#{data.bytesize} #{Digest::SHA256.hexdigest(data)}"
+           else
+             "#{version} #{host}"
+           end
+         end
+  [200, { "content-type" => "text/plain", "content-length" => body.bytesize.to_s,
+          "x-app-version" => version, "x-host" => host }, [body]]
+end
+
+run app

@@ -1,0 +1,49 @@
+# frozen_string_literal: true
+
+require_relative "../support/topology_case"
+
+# Issue 15: a rolling deploy across three hosts under continuous load through
+# the load balancer fails no request, through nginx and through HAProxy, with
+# the configs of docs/deploy/ and bin/spindle-rolling-deploy. The load mixes
+# keep-alive and Connection: close clients, GET and POST with bodies; the
+# new code is observable (the app reports the version it loaded).
+class RollingDeployTest < TopologyCase
+  def test_rolling_deploy_through_nginx_fails_no_request
+    rolling_deploy(:nginx)
+  end
+
+  def test_rolling_deploy_through_haproxy_fails_no_request
+    rolling_deploy(:haproxy)
+  end
+
+  private
+
+  def rolling_deploy(lb)
+    start(lb)
+    load = start_load
+    File.write(@version, "v2\n")
+    deploy_start = now
+    out, err, status = @topology.run(:lb, *deploy_args(lb), "--expect-version", "v2", timeout: 600)
+    deploy_end = now
+    assert status.success?, "the rolling deploy failed (#{status.inspect}):\n#{out}#{err}"
+    wait_for_more(load, load.count, "the load going on after the deploy")
+    records = load.stop
+
+    failed = records.reject(&:ok)
+    assert_empty failed, "#{failed.size} of #{records.size} requests failed through #{lb}:\n#{describe(failed)}"
+    during = records.select { |r| r.start >= deploy_start && r.finish <= deploy_end }
+    %w[keepalive-get keepalive-post close-get close-post].each do |kind|
+      assert during.any? { |r| r.kind == kind }, "no #{kind} request ran during the deploy"
+    end
+    assert_new_code_everywhere(records, deploy_end)
+  end
+
+  # The last requests were answered by v2 on every host, and v1 was seen
+  # before: the deploy changed the code, host by host.
+  def assert_new_code_everywhere(records, deploy_end)
+    assert records.any? { |r| r.version == "v1" }, "no request answered by the old code"
+    last = records.select { |r| r.start > deploy_end }
+    assert_equal ["v2"], last.map(&:version).uniq, "requests after the deploy answered by old code"
+    assert_equal %w[h1 h2 h3], last.map(&:host).uniq.sort, "not every host served the new code"
+  end
+end
