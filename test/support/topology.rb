@@ -107,6 +107,7 @@ class Topology
                                   hosts: hosts.map { |h| [h.to_s, "#{address(h)}:#{PORT}"] }, dir: @dir)
     process = @processes.spawn(:"lb-#{kind}", self.in(:lb, *config.command), env: {})
     @lb_config = config
+    @lb_process = process
     wait_for_http(:client, "#{lb_url}#{path}", process: process)
     process
   end
@@ -142,8 +143,29 @@ class Topology
     end
   end
 
-  def kill_host(role, signal = :KILL)
-    @processes.signal_namespace(@netns.name(role), signal)
+  # The load balancer's TCP connections to a host that are open (established,
+  # or closed by the host and not yet by the balancer): their local ports.
+  # Read from /proc/PID/net/tcp of the balancer's process, which shows its
+  # namespace's table, in microseconds and without starting a process.
+  def lb_connections_to(role)
+    remote = format("%08X:%04X", address(role).split(".").map(&:to_i).reverse.inject(0) { |a, b| (a << 8) | b }, PORT)
+    File.readlines("/proc/#{@lb_process.pid}/net/tcp").drop(1).filter_map do |line|
+      _, local, peer, state = line.split
+      local.split(":").last.to_i(16) if peer == remote && %w[01 08].include?(state) # ESTABLISHED, CLOSE_WAIT
+    end
+  end
+
+  # A host's machine dies: KILL to every process in its namespace at once
+  # (the pids are listed first, so the signals go out back to back), then
+  # wait until none runs. Returns [when the first signal went, when the
+  # last process was dead] (CLOCK_MONOTONIC).
+  def kill_host(role)
+    pids = Netns.pids(@netns.name(role))
+    start = Processes.now
+    pids.each { |pid| Processes.kill(pid) }
+    limit = start + 30
+    sleep 0.005 until pids.none? { |pid| Processes.running?(pid) } || Processes.now > limit
+    [start, Processes.now]
   end
 
   def processes = @processes

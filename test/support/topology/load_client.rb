@@ -19,7 +19,7 @@
 #
 #   ruby load_client.rb --url http://10.77.0.2:8080 --threads 2 --out load.jsonl \
 #        --stop-file stop --max-seconds 300 --max-requests 200000
-require "digest"
+require "digest/sha2" # loaded here: Digest's autoload is not thread-safe (threads raced it)
 require "json"
 require "net/http"
 require "optparse"

@@ -64,16 +64,6 @@ class Topology
       Entry.new(name.to_s, pid, log).tap { |e| @entries << e }
     end
 
-    # KILL to every process inside a namespace, whatever its group (a hot
-    # restart's new master, a worker): what a machine's death looks like.
-    def signal_namespace(ns, signal)
-      Netns.pids(ns).each do |pid|
-        Process.kill(signal, pid)
-      rescue Errno::ESRCH
-        next
-      end
-    end
-
     # TERM to each group, KILL to what is left after the deadline.
     def stop_all
       live = @entries.select(&:alive?)
@@ -85,6 +75,19 @@ class Topology
     end
 
     def self.now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+
+    def self.kill(pid, signal = :KILL)
+      Process.kill(signal, pid)
+    rescue Errno::ESRCH
+      nil
+    end
+
+    # Neither gone nor a zombie (a dead child its parent has not reaped yet).
+    def self.running?(pid)
+      File.read("/proc/#{pid}/stat")[/\) (\S)/, 1] != "Z"
+    rescue Errno::ENOENT, Errno::ESRCH
+      false
+    end
 
     # Runs argv to its end within timeout seconds (killed past it).
     def self.capture(argv, timeout: 60)
