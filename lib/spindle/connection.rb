@@ -13,6 +13,8 @@ module Spindle
   # through its Engine::Outbox, deadlines are Engine::Deadlines', and what
   # happens after a response is the engine's, from the Handler's outcome.
   class Connection
+    include HTTP::ReadBuffer
+
     READ_SIZE = HTTP::ReadBuffer::SIZE
     CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n"
     RACK_INPUT = "rack.input"
@@ -24,18 +26,15 @@ module Spindle
       @io = io
       @env_template = env_template
       @outbox = outbox
-      @reads = HTTP::ReadBuffer.new
+      init_read_buffer
       @parser = HTTP::Parser.new(**config.parser_limits)
       @body = String.new(encoding: Encoding::BINARY)
       @input = HTTP::Input.new(config.body_spool_threshold)
       @requests = 0
       # Accepted: idle until a byte arrives.
-      @marks = Engine::Deadlines::Marks.new(nil, nil, nil, Engine::Deadlines.now)
+      @marks = Engine::Deadlines::Marks.new(nil, nil, nil, Process.clock_gettime(Process::CLOCK_MONOTONIC))
       @continue_sent = @request_started = @response_started = @hijacked = @waiting = false
     end
-
-    # Reads what the socket has, without waiting. :data, :wait or :eof.
-    def read_nonblock = @reads.fill(@io)
 
     # Parses what has been read. :complete when a whole request is in, else
     # :incomplete; raises HTTP::ParseError for input that must be refused.
@@ -43,12 +42,12 @@ module Spindle
       @request_started = true
       @parser.env ||= @env_template.dup
       loop do
-        @reads.feed(@parser, @body)
+        parse_buffered(@parser, @body)
         @input.drain(@body)
         return :complete if @parser.done?
 
         send_continue if @parser.head_complete? && !@continue_sent
-        return :incomplete if @reads.consumed?
+        return :incomplete unless buffered?
       end
     end
 
@@ -65,9 +64,6 @@ module Spindle
 
     # True while #wait_for_client waits.
     def waiting_for_client? = @waiting
-
-    # True when bytes of a next request are already here (pipelining).
-    def buffered? = @reads.buffered?
 
     # True between requests: no byte of the next one has arrived yet (since
     # marks.idle_since: accepted, or its last response ended).
@@ -92,10 +88,10 @@ module Spindle
     # Readies the connection for the next request on it.
     def reset_for_next_request
       @requests += 1
-      @marks.next_request(Engine::Deadlines.now)
+      @marks.next_request(Process.clock_gettime(Process::CLOCK_MONOTONIC))
       @parser.reset
       @continue_sent = @request_started = @response_started = false
-      @reads.rewind_if_consumed
+      rewind_if_consumed
     end
 
     # The response writer's way out: see Engine::Outbox#write.
@@ -120,10 +116,10 @@ module Spindle
 
     def hijacked? = @hijacked
 
-    # Frees the buffers at once (see HTTP::ReadBuffer#release) and closes.
+    # Frees the buffers at once (see HTTP::ReadBuffer) and closes.
     def close
       @input.discard
-      @reads.release
+      release_read_buffer
       @outbox.drop
       @io.close unless @hijacked || @io.closed?
     rescue IOError, SystemCallError
@@ -135,7 +131,7 @@ module Spindle
     # RFC 9110 §10.1.1: answer 100 only while the body is still to come.
     def send_continue
       @continue_sent = true
-      return unless @parser.expect_continue? && !@parser.done? && @reads.consumed?
+      return unless @parser.expect_continue? && !@parser.done? && !buffered?
 
       @outbox.write_all(CONTINUE)
     end

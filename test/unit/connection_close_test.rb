@@ -35,7 +35,7 @@ class ConnectionCloseTest < Minitest::Test
 
   private
 
-  def buffer_bytes = ObjectSpace.memsize_of(@conn.instance_variable_get(:@reads).instance_variable_get(:@bytes))
+  def buffer_bytes = ObjectSpace.memsize_of(@conn.instance_variable_get(:@buffer))
 
   # The bytes are already in the socket pair; a few tries at most.
   def read_until_data
