@@ -79,11 +79,11 @@ class Topology
   # Starts bin/spindle (a cluster with a control socket) in each host's
   # namespace, all at once, and waits until each answers there. env: a Hash,
   # or a lambda from the role to one. Returns { role => process }.
-  def start_spindles(app, *args, roles: @hosts, workers: 2, env: {})
+  def start_spindles(app, *args, roles: @hosts, workers: 2, env: {}, chdir: ROOT)
     started = roles.to_h do |role|
       argv = self.in(role, RbConfig.ruby, SPINDLE, "-w", workers, "-b", "tcp://#{address(role)}:#{PORT}",
                      "--control", "unix://#{control_path(role)}", *args, app)
-      [role, @processes.spawn(role, argv, env: env.respond_to?(:call) ? env.call(role) : env)]
+      [role, @processes.spawn(role, argv, env: env.respond_to?(:call) ? env.call(role) : env, chdir: chdir)]
     end
     started.each { |role, process| wait_for_http(role, "#{host_url(role)}/", process: process) }
   end
@@ -93,8 +93,8 @@ class Topology
 
   # Any other server command in a host's namespace (a Puma host for the
   # bench): the command must listen on host_url(role).
-  def start_host_command(role, command, env: {}, ready_path: "/")
-    process = @processes.spawn(role, self.in(role, *command), env: env)
+  def start_host_command(role, command, env: {}, chdir: ROOT, ready_path: "/")
+    process = @processes.spawn(role, self.in(role, *command), env: env, chdir: chdir)
     wait_for_http(role, "#{host_url(role)}#{ready_path}", process: process)
     process
   end
@@ -113,6 +113,20 @@ class Topology
   end
 
   def lb_config = @lb_config
+
+  # Stops the load balancer (to start another, or the same with other hosts).
+  def stop_lb = stop(@lb_process)
+
+  # TERM to a process's group, KILL past the deadline; waits for the exit.
+  def stop(process, deadline: Processes::STOP_DEADLINE)
+    return unless process&.alive?
+
+    process.signal(:TERM)
+    return if process.wait(deadline)
+
+    process.signal(:KILL)
+    process.wait(5)
+  end
 
   # HAProxy's runtime API (the admin socket in its config): one command, its answer.
   def haproxy_command(line) = LbConfig.haproxy_command(@lb_config.admin_socket, line)

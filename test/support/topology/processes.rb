@@ -58,9 +58,9 @@ class Topology
       @entries = []
     end
 
-    def spawn(name, argv, env: {})
+    def spawn(name, argv, env: {}, chdir: Dir.pwd)
       log = File.join(@dir, "#{name}.log")
-      pid = Process.spawn(env, *argv, in: File::NULL, out: [log, "a"], err: [:child, :out], pgroup: true)
+      pid = Process.spawn(env, *argv, in: File::NULL, out: [log, "a"], err: [:child, :out], pgroup: true, chdir: chdir)
       Entry.new(name.to_s, pid, log).tap { |e| @entries << e }
     end
 
