@@ -47,3 +47,25 @@ class RollingDeployTest < TopologyCase
     assert_equal %w[h1 h2 h3], last.map(&:host).uniq.sort, "not every host served the new code"
   end
 end
+
+# A release whose app fails to load: the first host's hot restart fails (its
+# old master keeps serving), the script puts it back into the pool and stops
+# with exit 1, and the other hosts are never touched. Nothing fails meanwhile.
+class FailedRollingDeployTest < TopologyCase
+  def test_a_release_that_fails_to_load_stops_the_deploy_at_the_first_host
+    start(:haproxy)
+    load = start_load
+    File.write(@version, "broken\n")
+    out, err, status = @topology.run(:lb, *deploy_args(:haproxy).map { |a| a == 120 ? 15 : a }, "--expect-version", "broken",
+                                     timeout: 300)
+    refute status.success?, "the deploy went on:\n#{out}#{err}"
+    assert_match(/stopped: h1: .*not within 15/, err)
+    refute_match(/h2:/, err, "the deploy went past the failed host")
+    assert_match(/spindle,h1,.*,UP,/, @topology.haproxy_command("show stat"), "h1 back in the pool")
+    wait_for_more(load, load.count, "the load going on after the failed deploy")
+    records = load.stop
+    failed = records.reject(&:ok)
+    assert_empty failed, "requests failed during the failed deploy:\n#{describe(failed)}"
+    assert_equal ["v1"], records.map(&:version).uniq, "every request answered by the old code"
+  end
+end

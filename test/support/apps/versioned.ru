@@ -3,7 +3,8 @@
 # A host of the multi-host tests (test/topology/): which code and which host
 # answered. The version is read from the file named by
 # SPINDLE_TOPOLOGY_VERSION_FILE when the app loads, so a hot restart (USR2)
-# after the file changed is observably new code.
+# after the file changed is observably new code; a version starting with
+# "broken" fails to load.
 #   GET /health   200 "ok" (what the load balancers check)
 #   GET /version  the version
 #   POST anything the body's size and SHA-256, so the client checks it arrived whole
@@ -11,6 +12,8 @@
 require "digest"
 
 version = File.read(ENV.fetch("SPINDLE_TOPOLOGY_VERSION_FILE")).strip
+# A release that cannot load, as an app with a syntax error: its hot restart fails.
+raise "version #{version} fails to load on purpose" if version.start_with?("broken")
 host = ENV.fetch("SPINDLE_TOPOLOGY_HOST", "?")
 
 app = lambda do |env|
