@@ -10,6 +10,9 @@ module Spindle
   # built.
   class Config
     DEFAULT_BIND = "tcp://0.0.0.0:9292"
+    # HAProxy's defaults (inter 2s, fall 3) take a host out after 6 s; 10 s
+    # covers that with a check interval to spare.
+    DEFAULT_DRAIN_DELAY = 10.0
     # Two ways to say where to listen. A layer that names either replaces both
     # from the layer below; one layer naming both is an error (see #check_listen).
     LISTEN = %i[binds port].freeze
@@ -44,7 +47,7 @@ module Spindle
     end
 
     OPTIONS.each do |option|
-      next if option.name == :binds # defined below: it falls back to port or the default
+      next if %i[binds drain_delay].include?(option.name) # defined below: their defaults depend on others
 
       define_method(option.name) { @values.fetch(option.name) }
     end
@@ -54,6 +57,16 @@ module Spindle
       return list unless list.empty?
 
       port ? ["tcp://0.0.0.0:#{port}"] : [DEFAULT_BIND]
+    end
+
+    # Without a health path no load balancer can see a stop coming, so
+    # waiting would only delay it. With one, DEFAULT_DRAIN_DELAY (see
+    # docs/DRAINING.md for the arithmetic).
+    def drain_delay
+      value = @values[:drain_delay]
+      return value if value
+
+      health_path ? DEFAULT_DRAIN_DELAY : 0.0
     end
 
     # Runs the blocks the config file gave for hook, with args.

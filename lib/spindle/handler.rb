@@ -7,6 +7,7 @@ require_relative "http/early_hints"
 require_relative "http/hijack"
 require_relative "engine/outbox"
 require_relative "request_tracker"
+require_relative "health_check"
 
 module Spindle
   # One complete request in, one app call, one response out, and an explicit
@@ -33,10 +34,12 @@ module Spindle
       @oob_gc_every = config.oob_gc_every
       @writer = HTTP::ResponseWriter.new(log)
       @stopping = false
+      @health = HealthCheck.for(config.health_path)
       @base_env = base_env(multithread, multiprocess)
     end
 
-    # Set when the server drains: responses from then on close their connection.
+    # Set when a stop begins (the drain delay, or the drain itself): responses
+    # from then on close their connection, and the health path answers 503.
     def stopping! = @stopping = true
 
     # The env every request on this connection starts from.
@@ -64,7 +67,7 @@ module Spindle
       env[RESPONSE_FINISHED] = []
       started = Process.clock_gettime(Process::CLOCK_MONOTONIC) if @log.requests?
       begin
-        status, headers, body = @app.call(env)
+        status, headers, body = @health&.response(env, !@stopping) || @app.call(env)
       rescue SignalException, SystemExit
         raise
       rescue Exception => e # rubocop:disable Lint/RescueException -- an app error must not kill a thread

@@ -11,9 +11,10 @@ require_relative "rails_check"
 module Spindle
   # One serving process: listeners, an engine and its handler, and the
   # signals that stop it (Signals). Alone (no workers) #run drives it with
-  # Signals::SINGLE: TERM and INT drain (stop accepting, let in-flight
-  # requests finish within shutdown_timeout), QUIT drains with no limit, a
-  # second stop signal stops at once, USR2 restarts (SingleRestart). In
+  # Signals::SINGLE: TERM and INT drain (after --drain-delay: stop accepting,
+  # let in-flight requests finish within shutdown_timeout), QUIT drains with
+  # no limit, a second stop signal stops at once, USR2 restarts
+  # (SingleRestart). In
   # cluster mode a Worker drives the same object with Signals::WORKER.
   class Server
     attr_reader :listeners, :handler
@@ -68,6 +69,33 @@ module Spindle
 
     def serve = @engine.run
 
+    # A stop signal (SINGLE's on_stop): first the drain delay, if there is
+    # one, then the drain. During the delay the process still accepts and
+    # serves, but the health path answers 503 and responses close their
+    # connections, so load balancers move their traffic away before any
+    # connection is refused (docs/DRAINING.md). No delay when the process
+    # hands over to its USR2 successor: that one serves the same sockets,
+    # and a 503 from here beside its 200s would only confuse the checks.
+    # drain_delay: 0 in a worker, whose master times the delay.
+    def stop_gracefully(timeout, drain_delay: @config.drain_delay)
+      return drain(timeout) unless drain_delay.positive? && !@restart&.handed_over?
+
+      leave_pool
+      @log.info("spindle: drain delay: health checks answer 503, still serving for #{drain_delay}s, " \
+                "then draining; signal again to stop at once")
+      Thread.new do
+        sleep drain_delay
+        drain(timeout)
+      end
+    end
+
+    # The drain delay has begun (here, or in the master for a worker): the
+    # health path says 503 and responses say "connection: close".
+    def leave_pool
+      @restart&.stopping!
+      @handler.stopping!
+    end
+
     # Stops accepting and lets in-flight requests finish; after timeout seconds
     # (nil: no limit) the process exits anyway.
     # The log line comes last: once it is out, every response says
@@ -95,9 +123,10 @@ module Spindle
     end
 
     # table: Signals::SINGLE or Signals::WORKER. Returns the Signals.
-    def install_signals(table)
+    # drain_delay: see #stop_gracefully.
+    def install_signals(table, drain_delay: @config.drain_delay)
       Signals.new(table, @log)
-             .on_stop { |how| drain(how == :timed ? @config.shutdown_timeout : nil) }
+             .on_stop { |how| stop_gracefully(how == :timed ? @config.shutdown_timeout : nil, drain_delay: drain_delay) }
              .on_force { force_exit }
              .on_restart { @restart.start }
              .install

@@ -45,6 +45,7 @@ module Spindle
         @next_memory_check = 0
         @rollout = nil
         @stopping = nil
+        @leaving = nil # [how, when the delay ends] during the drain delay
         @successor = nil # the new master a USR2 started, until it takes over or dies
         @gave_up = false
       end
@@ -88,6 +89,7 @@ module Spindle
         murder_lazy_workers
         recycle_fat_workers
         advance_rollout
+        end_drain_delay
         refork if refork_due?
         maintain_worker_count
       end
@@ -98,7 +100,7 @@ module Spindle
 
       def dispatch(item)
         case item
-        when :TERM, :INT then stop(:TERM)
+        when :TERM, :INT then leave_pool(:TERM)
         when :QUIT then quit
         when :USR1 then start_rollout(@children.active.dup, "phased restart")
         when :USR2 then hot_restart
@@ -147,6 +149,8 @@ module Spindle
         child.last_checkin = Process.clock_gettime(Process::CLOCK_MONOTONIC)
         @boot_failures = 0
         return Process.kill(:TERM, child.pid) if @stopping
+
+        Message.send_to(child.channel, Message::LeavePool.new(delay: @config.drain_delay)) if @leaving
 
         tell_parent_to_drain if @parent_master && @children.active.count(&:serving?) >= @desired
       end
@@ -295,7 +299,7 @@ module Spindle
 
       def refork_due?
         counts = @config.refork_after
-        return false unless counts && !@rollout && !@stopping && @children.none? { |c| c.state == :mold_pending }
+        return false unless counts && !@rollout && !@stopping && !@leaving && @children.none? { |c| c.state == :mold_pending }
 
         threshold = counts[[@generation, counts.size - 1].min]
         @children.any? { |c| c.serving? && c.generation == @generation && c.requests >= threshold }
@@ -304,7 +308,7 @@ module Spindle
       # The busiest worker of the current generation becomes the mold; capacity
       # is one worker short until the new generation starts arriving.
       def refork
-        return if @rollout || @stopping || @children.any? { |c| c.state == :mold_pending }
+        return if @rollout || @stopping || @leaving || @children.any? { |c| c.state == :mold_pending }
 
         candidate = @children.select(&:serving?).max_by(&:requests)
         return unless candidate
@@ -339,7 +343,7 @@ module Spindle
       # One new master at a time: a second one would serve the same port
       # beside the first, each with its own workers.
       def hot_restart
-        refusal = if @stopping then "this master is stopping"
+        refusal = if @stopping || @leaving then "this master is stopping"
                   elsif @successor then "new master pid #{@successor} is starting"
                   elsif @parent_master then "this master has not taken over yet"
                   end
@@ -350,10 +354,36 @@ module Spindle
                   "it takes over once its workers serve")
       end
 
-      # QUIT from the new master says it serves; from anyone else it is a drain.
+      # QUIT from the new master says it serves: the old workers drain at
+      # once, with no drain delay (the new workers answer on the same sockets,
+      # so a 503 from the old ones would only confuse the health checks).
+      # From anyone else it is a drain.
       def quit
-        @log.info("spindle: hot restart: new master pid #{@successor} takes over the listeners") if @successor
+        return leave_pool(:QUIT) unless @successor
+
+        @log.info("spindle: hot restart: new master pid #{@successor} takes over the listeners")
         stop(:QUIT)
+      end
+
+      # --drain-delay: TERM/INT/QUIT first tell the workers to answer health
+      # checks with 503 while still serving; the stop itself (#stop) follows
+      # once the delay is over. A second stop signal during the delay stops
+      # at once, as during a drain.
+      def leave_pool(how)
+        delay = @config.drain_delay
+        return stop_at_once if @leaving
+        return stop(how) if @stopping || !delay.positive?
+
+        @leaving = [how, Process.clock_gettime(Process::CLOCK_MONOTONIC) + delay]
+        @log.info("spindle: drain delay: health checks answer 503, workers still serve for #{delay}s, " \
+                  "then #{how == :QUIT ? 'drain' : 'stop gracefully'}; signal again to stop at once")
+        @children.select(&:serving?).each { |c| Message.send_to(c.channel, Message::LeavePool.new(delay: delay)) }
+      end
+
+      def end_drain_delay
+        return unless @leaving && !@stopping && Process.clock_gettime(Process::CLOCK_MONOTONIC) >= @leaving.last
+
+        stop(@leaving.first)
       end
 
       def successor_exited(status)
@@ -397,16 +427,19 @@ module Spindle
       end
 
       # TERM/INT: workers drain within shutdown_timeout. QUIT: no limit. A
-      # second stop signal kills everything at once.
+      # second stop signal (also one during the drain delay) kills everything
+      # at once.
       def stop(how)
-        if @stopping
-          @children.each { |c| kill(c, :KILL) }
-          @server.close_listeners(unlink: owns_socket_files?)
-          exit!(1)
-        end
+        stop_at_once if @stopping
         @stopping = how
         @log.info("spindle: stopping (#{how == :QUIT ? 'drain' : 'graceful'})")
         @children.each { |c| kill(c, c.mold? ? :TERM : how) }
+      end
+
+      def stop_at_once
+        @children.each { |c| kill(c, :KILL) }
+        @server.close_listeners(unlink: owns_socket_files?)
+        exit!(1)
       end
     end
   end

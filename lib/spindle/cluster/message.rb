@@ -18,6 +18,10 @@ module Spindle
       MoldReady = Struct.new(:pid, :generation, keyword_init: true)
       # master → mold: fork a worker. Its channel travels with the message as an fd.
       SpawnWorker = Struct.new(:index, :generation, :channel, keyword_init: true)
+      # master → worker: the master's drain delay has begun; answer health
+      # checks with 503 and close connections after their response, but keep
+      # accepting and serving (the master sends TERM or QUIT when it ends).
+      LeavePool = Struct.new(:delay, keyword_init: true)
       # master → worker: run a full GC now (spindlectl gc).
       RunGC = Struct.new(:reason, keyword_init: true)
 

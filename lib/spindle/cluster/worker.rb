@@ -31,7 +31,9 @@ module Spindle
       def run
         Process.setproctitle("spindle worker #{@index} (generation #{@generation})")
         @server = Server.new(@app, @config, @log, listeners: @listeners, multiprocess: true).prepare
-        @signals = @server.install_signals(Signals::WORKER)
+        # The master times the drain delay (Message::LeavePool): a worker's
+        # own stop signal drains at once.
+        @signals = @server.install_signals(Signals::WORKER, drain_delay: 0)
         @config.run_hooks(@generation.zero? ? :after_worker_fork : :after_refork, @index)
         Message.send_to(@channel, Message::Booted.new(pid: Process.pid, index: @index, generation: @generation))
         heartbeat = Thread.new { heartbeat_loop }
@@ -68,6 +70,7 @@ module Spindle
         when Message::BecomeMold
           @mold_generation = message.generation
           @server.drain(nil)
+        when Message::LeavePool then @server.leave_pool
         when Message::RunGC then GC.start
         end
       end

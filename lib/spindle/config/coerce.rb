@@ -50,6 +50,23 @@ module Spindle
         n
       end
 
+      # 0 allowed: "no delay" is a choice, not a mistake.
+      def non_negative_seconds(raw, what)
+        n = Float(raw, exception: false)
+        raise Error, "#{what} must be a number of seconds (0 or more), got #{raw.inspect}" unless n && n >= 0 && n.finite?
+
+        n
+      end
+
+      # An absolute path, compared with PATH_INFO as it is: no query, no
+      # spaces or controls, which no request line could carry.
+      def health_path(raw)
+        path = raw.to_s
+        return path if path.match?(%r{\A/[!-~]*\z}) && !path.include?("?") && !path.include?("#")
+
+        raise Error, "health_path must be an absolute path like /healthz (no query), got #{raw.inspect}"
+      end
+
       def boolean(raw)
         [true, "true", "yes", "1", "on"].include?(raw)
       end

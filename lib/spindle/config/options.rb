@@ -83,6 +83,19 @@ module Spindle
       Option.new(name: :shutdown_timeout, default: 30.0, cli: "--shutdown-timeout", arg: "SECONDS",
                  coerce: ->(v) { c.seconds(v, "shutdown_timeout") },
                  doc: "On TERM/INT, how long in-flight requests may take before the process exits anyway."),
+      # Behind a load balancer (docs/DRAINING.md, docs/SECURITY.md).
+      Option.new(name: :health_path, default: nil, cli: "--health-path", arg: "PATH",
+                 coerce: ->(v) { c.health_path(v) },
+                 doc: "Answer GET and HEAD of PATH (the path only; any query is ignored) in the " \
+                      "server, without calling the app: 200 while serving, 503 once a stop has " \
+                      "begun (the drain delay and the drain), for load balancers' health checks."),
+      Option.new(name: :drain_delay, default: nil, cli: "--drain-delay", arg: "SECONDS",
+                 coerce: ->(v) { c.non_negative_seconds(v, "drain_delay") },
+                 doc: "On TERM, INT or QUIT, keep accepting and serving this long first, while the " \
+                      "health path answers 503 and every response says connection: close, so " \
+                      "load balancers take the host out of their pool before any connection is " \
+                      "refused; then drain. A second signal stops at once. Default: 0 without " \
+                      "--health-path, 10 with one (docs/DRAINING.md)."),
       Option.new(name: :max_keepalive_requests, default: 1000, cli: "--max-keepalive-requests", arg: "N",
                  coerce: ->(v) { c.positive_integer(v, "max_keepalive_requests") },
                  doc: "Requests served on one connection before it is closed."),
