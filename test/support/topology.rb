@@ -169,6 +169,21 @@ class Topology
     end
   end
 
+  # A host's TCP counts, from its namespace's kernel (no process of the
+  # host needed, so also after it died): connections open to its port from
+  # the load balancer, and passive opens (every connection the kernel ever
+  # accepted there, into the app or only into the listen backlog).
+  def host_tcp(role)
+    out, = run(role, "cat", "/proc/net/tcp", "/proc/net/snmp", timeout: 10)
+    lb = format("%08X", address(:lb).split(".").map(&:to_i).reverse.inject(0) { |a, b| (a << 8) | b })
+    open = out.lines.count do |line|
+      _, local, peer, state = line.split
+      local&.end_with?(format(":%04X", PORT)) && peer&.start_with?("#{lb}:") && %w[01 08].include?(state)
+    end
+    header, values = out.lines.select { |l| l.start_with?("Tcp:") }
+    { open: open, passive_opens: header.split.zip(values.split).to_h.fetch("PassiveOpens").to_i }
+  end
+
   # A host's machine dies: KILL to every process in its namespace at once
   # (the pids are listed first, so the signals go out back to back), then
   # wait until none runs. Returns [when the first signal went, when the

@@ -40,9 +40,10 @@ class TopologyCase < Minitest::Test
     TopologyCase.live.delete(@topology)
   end
 
-  # Three hosts serving version v1, and the load balancer in front.
+  # Three hosts serving version v1, and the load balancer in front. The
+  # server answers the health checks itself (--health-path), as deployed.
   def start(lb)
-    @topology.start_spindles(APP, env: lambda { |host|
+    @topology.start_spindles(APP, "--health-path", "/health", env: lambda { |host|
       { "SPINDLE_TOPOLOGY_VERSION_FILE" => @version, "SPINDLE_TOPOLOGY_HOST" => host.to_s }
     })
     @topology.start_lb(lb)

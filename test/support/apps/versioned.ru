@@ -5,7 +5,8 @@
 # SPINDLE_TOPOLOGY_VERSION_FILE when the app loads, so a hot restart (USR2)
 # after the file changed is observably new code; a version starting with
 # "broken" fails to load.
-#   GET /health   200 "ok" (what the load balancers check)
+#   GET /health   200 "ok" (the hosts run with --health-path /health, so the
+#                 server answers it; this is for a server started without)
 #   GET /version  the version
 #   POST anything the body's size and SHA-256, so the client checks it arrived whole
 #   GET anything  "VERSION HOST"
