@@ -42,8 +42,8 @@ class TopologyCase < Minitest::Test
 
   # Three hosts serving version v1, and the load balancer in front. The
   # server answers the health checks itself (--health-path), as deployed.
-  def start(lb)
-    @topology.start_spindles(APP, "--health-path", "/health", env: lambda { |host|
+  def start(lb, *args)
+    @topology.start_spindles(APP, "--health-path", "/health", *args, env: lambda { |host|
       { "SPINDLE_TOPOLOGY_VERSION_FILE" => @version, "SPINDLE_TOPOLOGY_HOST" => host.to_s }
     })
     @topology.start_lb(lb)

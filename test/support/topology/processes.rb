@@ -64,6 +64,8 @@ class Topology
       Entry.new(name.to_s, pid, log).tap { |e| @entries << e }
     end
 
+    def find(name) = @entries.find { |e| e.name == name.to_s }
+
     # TERM to each group, KILL to what is left after the deadline.
     def stop_all
       live = @entries.select(&:alive?)
