@@ -17,7 +17,6 @@ module Bench
   # and wrk, so what a second and third host can add is bounded by the cores
   # left: the page says so beside the figures.
   class Scale < CustomScenario
-    BACKENDS = %w[spindle puma].freeze
     HOST_COUNTS = [1, 2, 3].freeze
     WORKERS = 2
     THREADS = 5
@@ -81,7 +80,7 @@ module Bench
 
       topology.hosts.to_h do |host|
         command = ["bundle", "exec", "puma", "-q", "-t", "#{THREADS}:#{THREADS}", "-w", WORKERS.to_s,
-                   "-b", "tcp://#{topology.address(host)}:#{Topology::PORT}", app]
+                   "-b", "tcp://#{topology.address(host)}:#{Topology::PORT}", "apps/hello.ru"]
         [host, topology.start_host_command(host, command, env: env.merge("BUNDLE_GEMFILE" => Paths::GEMFILE), chdir: Paths::BENCH)]
       end
     end
@@ -119,8 +118,17 @@ module Bench
       [argv, Wrk.parse(out + err, status)]
     end
 
+    # The hosts' servers (--servers picks among them), and what each host
+    # runs, for the page (ADDR: the host's address).
+    SERVERS = {
+      "spindle" => "bin/spindle -w #{WORKERS} -t #{THREADS}:#{THREADS} --engine threads -b tcp://ADDR:9292 " \
+                   "--control unix://RUN/hN.control.sock bench/apps/hello.ru",
+      "puma" => "(cd bench && bundle exec puma -q -t #{THREADS}:#{THREADS} -w #{WORKERS} -b tcp://ADDR:9292 apps/hello.ru)"
+    }.freeze
+    BACKENDS = SERVERS.keys.freeze
+
     def settings_record
-      { rounds: @rounds, duration_s: @duration, warmup_s: @warmup, connections: CONNECTIONS, workers_per_host: WORKERS,
+      { host_commands: SERVERS.slice(*@backends), rounds: @rounds, duration_s: @duration, warmup_s: @warmup, connections: CONNECTIONS, workers_per_host: WORKERS,
         threads_per_worker: THREADS, host_counts: HOST_COUNTS, backends: @backends, quick: @settings.quick,
         processes: [WORKERS] }
     end
@@ -161,7 +169,7 @@ module Bench
         end
       end
       rows << ["nginx `return 200` (the ceiling)", "–", F.rps(ceiling), "–", "1.00", 0] if ceiling
-      table = F.table(["hosts run", "hosts", "req/s (median)", "÷ 1 host", "÷ ceiling", "non-2xx"], rows)
+      table = F.table(["behind nginx", "hosts", "req/s (median)", "÷ 1 host", "÷ ceiling", "non-2xx"], rows)
       P.page(P.title(record, json_name, goal_from: "issue 15"),
              P.run_table(record, [
                ["Topology", "network namespaces on this machine (test/support/topology.rb): a client, a load balancer (nginx, " \
@@ -173,7 +181,9 @@ module Bench
              ]),
              "## Result\n\n#{table}\n\n#{format(NOTES, nproc: m[:nproc])}",
              P.listing("Failed", P.failed(record[:runs]) { |r| "#{r[:backend]} × #{r[:hosts]} round #{r[:round]}" }),
-             "## Commands\n\n#{P.sh(ok(record).first(1).map { |r| r[:wrk] })}")
+             "## Commands\n\n#{P.sh([*(s[:host_commands] || {}).map { |b, c| "# #{b}, in each host's namespace\n#{c}" },
+                                     "# in the client namespace\n#{ok(record).first&.dig(:wrk)}"])}\n\n" \
+             "nginx runs docs/deploy/nginx.conf with a `server` line per host; the ceiling runs:\n\n```nginx\n#{STATIC.chomp}\n```")
     end
 
     def self.chart(record)
