@@ -73,8 +73,9 @@ class Topology
 
   def control_path(role) = File.join(@dir, "#{role}.control.sock")
 
-  # argv that runs command inside role's namespace.
-  def in(role, *command) = ["ip", "netns", "exec", @netns.name(role), *command.map(&:to_s)]
+  # argv that runs command inside role's namespace (nsenter execs it, so a
+  # spawned pid is the command's own).
+  def in(role, *command) = [*Netns.enter(@netns.name(role)), *command.map(&:to_s)]
 
   # Starts bin/spindle (a cluster with a control socket) in each host's
   # namespace, all at once, and waits until each answers there. env: a Hash,

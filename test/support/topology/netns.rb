@@ -6,11 +6,18 @@ require "securerandom"
 class Topology
   # The namespaces of one topology and their wiring: a switch namespace with
   # a bridge, and a veth pair per role from the bridge to an `eth0` in the
-  # role's namespace. Every link is created with `ip -n`, inside namespaces
-  # this object made; interface names are per namespace, so they never clash
-  # with another run's.
+  # role's namespace. Every link is created inside namespaces this object
+  # made; interface names are per namespace, so they never clash with
+  # another run's.
+  #
+  # Commands enter a namespace with `nsenter --net=/run/netns/NAME`, not
+  # `ip netns exec` or `ip -n`: those also make / a slave mount and remount
+  # /sys, which fails where / is not a mount point (the Ruby 3.3 lane's
+  # chroot: "mount --make-rslave / failed: Invalid argument"). Entering the
+  # network namespace alone is all the topology needs.
   class Netns
     PREFIX = "spindle-topo-"
+    DIR = "/run/netns" # where `ip netns add` names them
     # spindle-topo-<pid>-<random>-<role>: the pid tells a live run from a
     # stale one.
     NAME = /\A#{PREFIX}(\d+)-\h+-/
@@ -25,11 +32,14 @@ class Topology
 
     def name(role) = "#{@run}-#{role}"
 
+    # argv prefix that runs a command in namespace ns (a full name).
+    def self.enter(ns) = ["nsenter", "--net=#{File.join(DIR, ns)}"]
+
     # roles: { role => IPv4 address } (a /24 on the bridge).
     def build(roles)
       switch = create(:switch)
-      ip("-n", switch, "link", "add", "br0", "type", "bridge")
-      ip("-n", switch, "link", "set", "br0", "up")
+      ip_in(switch, "link", "add", "br0", "type", "bridge")
+      ip_in(switch, "link", "set", "br0", "up")
       roles.each { |role, address| attach(switch, role, address) }
     end
 
@@ -71,8 +81,8 @@ class Topology
         out, status = Open3.capture2e("ip", "netns", "add", ns)
         return "ip netns add failed: #{out.strip}" unless status.success?
 
-        out, status = Open3.capture2e("ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up")
-        status.success? ? nil : "ip netns exec failed: #{out.strip}"
+        out, status = Open3.capture2e(*enter(ns), "ip", "link", "set", "lo", "up")
+        status.success? ? nil : "nsenter into a namespace failed: #{out.strip}"
       ensure
         system("ip", "netns", "del", ns, err: File::NULL) if ns
       end
@@ -101,7 +111,7 @@ class Topology
       ns = name(role)
       ip("netns", "add", ns)
       @created << ns
-      ip("-n", ns, "link", "set", "lo", "up")
+      ip_in(ns, "link", "set", "lo", "up")
       @roles[role] = ns
       ns
     end
@@ -110,15 +120,19 @@ class Topology
     def attach(switch, role, address)
       ns = create(role)
       port = "v-#{role}"[0, 15]
-      ip("-n", switch, "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", ns)
-      ip("-n", switch, "link", "set", port, "master", "br0", "up")
-      ip("-n", ns, "addr", "add", "#{address}/24", "dev", "eth0")
-      ip("-n", ns, "link", "set", "eth0", "up")
+      ip_in(switch, "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", ns)
+      ip_in(switch, "link", "set", port, "master", "br0", "up")
+      ip_in(ns, "addr", "add", "#{address}/24", "dev", "eth0")
+      ip_in(ns, "link", "set", "eth0", "up")
     end
 
-    def ip(*args)
-      out, status = Open3.capture2e("ip", *args)
-      raise Topology::Error, "ip #{args.join(' ')}: #{out.strip}" unless status.success?
+    def ip(*args) = run("ip", *args)
+
+    def ip_in(ns, *args) = run(*Netns.enter(ns), "ip", *args)
+
+    def run(*argv)
+      out, status = Open3.capture2e(*argv)
+      raise Topology::Error, "#{argv.join(' ')}: #{out.strip}" unless status.success?
     end
   end
 end

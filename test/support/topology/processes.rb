@@ -9,8 +9,8 @@ class Topology
   class Processes
     STOP_DEADLINE = 15
 
-    # One started process. A `ip netns exec` execs its command, so pid is
-    # the command's own.
+    # One started process. nsenter execs its command, so pid is the
+    # command's own.
     class Entry
       attr_reader :name, :pid, :log
 
