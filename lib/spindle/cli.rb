@@ -73,7 +73,7 @@ module Spindle
       MemorySetup.reexec(env, @argv) if env
       ENV["RACK_ENV"] = config.environment
       raise_open_file_limit
-      log = Log.new(quiet: config.quiet, requests: config.log_requests)
+      log = Log.build(config)
       rackup = AppLoader.resolve(config.rackup)
       Cluster::HotRestart.remember(@argv) # USR2 reruns this command line, with or without -w
       return serve_cluster(config, log, rackup) if config.cluster?

@@ -32,7 +32,9 @@ module Spindle
       @config = config
       @max_requests = config.max_keepalive_requests
       @oob_gc_every = config.oob_gc_every
-      @writer = HTTP::ResponseWriter.new(log)
+      @access_log = log.access_log # nil: off, and no request pays for it
+      @writer = HTTP::ResponseWriter.new(log, count_bytes: !@access_log.nil?)
+      @early_hints = config.early_hints
       @stopping = false
       @health = HealthCheck.for(config.health_path)
       @base_env = base_env(multithread, multiprocess)
@@ -56,7 +58,9 @@ module Spindle
     def open_connection(io, listener, outbox)
       conn = Connection.new(io, @config, env_template(io, listener), outbox)
       conn.env_template["rack.hijack"] = HTTP::Hijack.new(conn)
-      conn.env_template["rack.early_hints"] = HTTP::EarlyHints.new(conn, @writer)
+      # Only with --early-hints: HTTP/1.1 clients that mishandle 1xx take the
+      # 103 for the response (see HTTP::EarlyHints).
+      conn.env_template["rack.early_hints"] = HTTP::EarlyHints.new(conn, @writer) if @early_hints
       conn
     end
 
@@ -65,7 +69,10 @@ module Spindle
       @tracker.start(conn)
       env = conn.finish_request_env
       env[RESPONSE_FINISHED] = []
-      started = Process.clock_gettime(Process::CLOCK_MONOTONIC) if @log.requests?
+      if @access_log
+        started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        request = @access_log.capture(env)
+      end
       begin
         status, headers, body = @health&.response(env, !@stopping) || @app.call(env)
       rescue SignalException, SystemExit
@@ -77,11 +84,12 @@ module Spindle
       outcome = conn.hijacked? ? :hijacked : respond(conn, env, status, headers, body)
       # The writer's 500 went out in place of what the app returned: that is
       # what the client got, so it is what the log and the callbacks see.
-      if outcome == :failed
+      failed = outcome == :failed
+      if failed
         status = 500
         outcome = :close
       end
-      @log.request(env, status, Process.clock_gettime(Process::CLOCK_MONOTONIC) - started) if started
+      log_access(env, request, status, failed, started) if started
       outcome
     ensure
       close_body(body)
@@ -91,9 +99,20 @@ module Spindle
       conn.reset_for_next_request if outcome == :keep_alive
     end
 
+    # What the handler knows of a request in flight, for the log of a forced
+    # stop: its method and path, escaped, never its body. The path is
+    # SCRIPT_NAME + PATH_INFO: a mounted app (Rack::URLMap) moves the
+    # mount point into SCRIPT_NAME while it runs.
+    def self.describe(env)
+      "#{Log.escape(env['REQUEST_METHOD'].to_s)} #{Log.escape("#{env['SCRIPT_NAME']}#{env['PATH_INFO']}")}"
+    end
+
     # A request the parser refused: its status, and the connection closes.
     def refuse(conn, error)
-      @writer.write_simple(conn, error.status, "#{error.message}\n")
+      text = "#{error.message}\n"
+      @writer.write_simple(conn, error.status, text)
+      # No request to describe: the access log says what was answered.
+      @access_log&.record(conn.env_template, nil, error.status, text.bytesize, nil)
     rescue *CLIENT_GONE
       nil
     end
@@ -123,6 +142,13 @@ module Spindle
       Socket.unpack_sockaddr_in(io.getpeername).last
     rescue SocketError, SystemCallError
       "0.0.0.0"
+    end
+
+    # The writer counted the body bytes it sent (HTTP::ResponseWriter::BODY_BYTES);
+    # after a :failed response it was the 500's ERROR_BODY.
+    def log_access(env, request, status, failed, started)
+      bytes = failed ? ERROR_BODY.bytesize : env[HTTP::ResponseWriter::BODY_BYTES]
+      @access_log.record(env, request, status, bytes, Process.clock_gettime(Process::CLOCK_MONOTONIC) - started)
     end
 
     def app_failed(error)

@@ -19,7 +19,7 @@ module Spindle
     def run(app, **options)
       config = build_config(options)
       reexec_with_memory_settings(config, options[:pid])
-      log = Log.new(quiet: config.quiet, requests: config.log_requests)
+      log = Log.build(config)
       return run_cluster(app, config, log, options) if config.cluster?
 
       server = Server.new(app, config, log).bind

@@ -27,6 +27,9 @@ module Spindle
 
     def in_flight = @mutex.synchronize { @started.size }
 
+    # The connections whose request is in flight (a forced stop logs them).
+    def in_flight_connections = @mutex.synchronize { @started.keys }
+
     # Seconds the oldest in-flight request has run; 0 when none is.
     def oldest_age
       oldest = @mutex.synchronize { @started.each_value.min }

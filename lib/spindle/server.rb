@@ -138,12 +138,27 @@ module Spindle
 
     def expire(timeout)
       @log.error("in-flight requests did not finish within #{timeout}s; exiting")
-      force_exit
+      force_exit(nil)
     end
 
-    def force_exit
+    # why: the log line of a second stop signal (nil: the timeout said it).
+    def force_exit(why = "second stop signal: exiting at once")
+      @log.error(why) if why
+      log_cut_off
       close_listeners(unlink: owns_socket_files?)
       exit!(1)
+    end
+
+    # The requests a forced exit cuts off: method and path, never a body.
+    # Best effort: the process is about to exit whatever happens here.
+    def log_cut_off
+      requests = @handler.tracker.in_flight_connections.filter_map { |conn| conn.current_env }
+      return if requests.empty?
+
+      @log.error("cut off #{requests.size} request(s) in flight: " \
+                 "#{requests.map { |env| Handler.describe(env) }.join(', ')}")
+    rescue StandardError
+      nil
     end
 
     # A unix socket's file belongs to the process that bound it, until a

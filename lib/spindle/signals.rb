@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "signal_queue"
+require_relative "log/reopen"
 
 module Spindle
   # The signals of a process that serves requests: alone (no -w) or as a
@@ -14,6 +15,8 @@ module Spindle
   #                    --shutdown-timeout
   #   :drain_unlimited the same with no time limit
   #   :restart         USR2: restart in place with new code (SingleRestart)
+  #   :reopen          HUP: run the Reopen actions (log files, then what
+  #                    other code registered)
   #   a String         log it and carry on: it says what to send instead
   #   :ignore          nothing: the kernel discards it, no thread wakes
   # Any stop signal after the first exits at once.
@@ -24,21 +27,20 @@ module Spindle
     # while clients wait. WINCH keeps its default, which ignores it: a terminal
     # resize is no command.
     SINGLE = {
-      TERM: :drain, INT: :drain, QUIT: :drain_unlimited, USR2: :restart,
-      HUP: "HUP ignored: no log file to reopen and no config to reload in a single process; " \
-           "USR2 restarts it with new code",
+      TERM: :drain, INT: :drain, QUIT: :drain_unlimited, USR2: :restart, HUP: :reopen,
       USR1: "USR1 ignored: a phased restart needs workers (-w); USR2 restarts a single process",
       TTIN: "TTIN ignored: adding a worker needs cluster mode (-w)",
       TTOU: "TTOU ignored: removing a worker needs cluster mode (-w)",
     }.freeze
 
-    # A worker obeys only stop signals; the others are the master's commands.
-    # A worker starts life with the master's trap handlers (fork copies them),
-    # so every signal the master traps is listed here: none may run a
-    # master's handler in a worker.
+    # A worker obeys stop signals, and HUP, which its master forwards to it
+    # (logrotate signals the master only); the others are the master's
+    # commands. A worker starts life with the master's trap handlers (fork
+    # copies them), so every signal the master traps is listed here: none may
+    # run a master's handler in a worker.
     WORKER = {
-      TERM: :drain, INT: :drain, QUIT: :drain_unlimited,
-      USR1: :ignore, USR2: :ignore, TTIN: :ignore, TTOU: :ignore, HUP: :ignore,
+      TERM: :drain, INT: :drain, QUIT: :drain_unlimited, HUP: :reopen,
+      USR1: :ignore, USR2: :ignore, TTIN: :ignore, TTOU: :ignore,
     }.freeze
 
     STOPS = { drain: :timed, drain_unlimited: :unlimited }.freeze
@@ -82,6 +84,7 @@ module Spindle
       action = @table.fetch(name)
       if STOPS.key?(action) then stop(action)
       elsif action == :restart then restart
+      elsif action == :reopen then reopen
       else @log.info("spindle: #{action}")
       end
     rescue StandardError => e
@@ -93,6 +96,11 @@ module Spindle
 
       @stopping = true
       @on_stop.call(STOPS.fetch(action))
+    end
+
+    def reopen
+      failed = Reopen.run(@log)
+      @log.info("spindle: HUP: log files reopened#{failed.empty? ? '' : "; failed: #{failed.join(', ')}"}")
     end
 
     def restart

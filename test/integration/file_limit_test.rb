@@ -54,7 +54,7 @@ class FileLimitTest < SpindleIntegrationTest
   def wait_for_start(io, deadline: SpindleProcess::START_DEADLINE)
     limit = Process.clock_gettime(Process::CLOCK_MONOTONIC) + deadline
     seen = +""
-    until (line = seen[/^spindle .*binds=.*\n/])
+    until (line = seen[SpindleProcess::START_LINE])
       remaining = limit - Process.clock_gettime(Process::CLOCK_MONOTONIC)
       return nil if remaining <= 0 || !io.wait_readable(remaining)
 

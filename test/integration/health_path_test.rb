@@ -59,7 +59,7 @@ class HealthPathTest < SpindleIntegrationTest
       kept = idle.read_response
       assert_equal 200, kept.status
       assert kept.close?, "a kept-alive connection is closed after its response during the delay:\n#{kept}"
-      refute_match(/^spindle: (draining|stopping \()/, process.output, "the drain must wait for the delay")
+      refute_match(/\] INFO spindle: (draining|stopping \()/, process.output, "the drain must wait for the delay")
 
       process.signal(:TERM)
       status = process.wait_for_exit(SpindleProcess::STOP_DEADLINE)

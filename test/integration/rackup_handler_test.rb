@@ -19,7 +19,7 @@ class RackupHandlerTest < Minitest::Test
   def test_rackup_serves_an_app_with_spindle
     port = free_port
     out = rackup("-o", "127.0.0.1", "-p", port.to_s, "-O", "Engine=fibers", APP)
-    line = wait_for_line(out, /^spindle .*engine=fibers/)
+    line = wait_for_line(out, /\] INFO spindle .*engine=fibers/)
     assert_match(/binds=tcp:\/\/127\.0\.0\.1:#{port}/, line)
     assert_hello(port)
   end
@@ -30,7 +30,7 @@ class RackupHandlerTest < Minitest::Test
     port = free_port
     out = rackup("-o", "127.0.0.1", "-p", port.to_s, "-O", "Workers=2", "-O", "Engine=blocking",
                  "-O", "MaxBody=nil", "-O", "KeepaliveTimeout=3", APP)
-    line = wait_for_line(out, /^spindle .*workers=2/)
+    line = wait_for_line(out, /\] INFO spindle .*workers=2/)
     assert_match(/ engine=blocking /, line)
     assert_hello(port)
   end
@@ -40,9 +40,9 @@ class RackupHandlerTest < Minitest::Test
   def test_rackup_cluster_hot_restart
     port = free_port
     out = rackup("-o", "127.0.0.1", "-p", port.to_s, "-O", "Workers=1", APP)
-    old = wait_for_line(out, /^spindle .*workers=1/)[/ pid=(\d+)/, 1].to_i
+    old = wait_for_line(out, /\] INFO spindle .*workers=1/)[/ pid=(\d+)/, 1].to_i
     Process.kill(:USR2, old)
-    new = wait_for_line(out, /^spindle .*workers=1.* pid=(?!#{old} )\d+/)[/ pid=(\d+)/, 1].to_i
+    new = wait_for_line(out, /\] INFO spindle .*workers=1.* pid=(?!#{old} )\d+/)[/ pid=(\d+)/, 1].to_i
     refute_equal old, new
     wait_for_line(out, /told the previous master \(pid #{old}\) to drain/)
     assert_hello(port)
@@ -51,7 +51,7 @@ class RackupHandlerTest < Minitest::Test
   def test_rackup_bind_option_replaces_host_and_port
     dir = Dir.mktmpdir("sph")
     out = rackup("-O", "Bind=unix://#{dir}/r.sock", APP)
-    line = wait_for_line(out, /^spindle .*binds=/)
+    line = wait_for_line(out, /\] INFO spindle .*binds=/)
     assert_match(%r{ binds=unix://#{Regexp.escape(dir)}/r\.sock }, line)
   ensure
     FileUtils.rm_rf(dir) if dir

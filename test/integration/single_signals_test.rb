@@ -18,7 +18,7 @@ class SingleSignalsTest < SpindleIntegrationTest
     spawn_server("-b", LOOPBACK, *args, app_path("restartable"), env: env)
   end
 
-  %w[HUP USR1 TTIN TTOU].each do |signal|
+  %w[USR1 TTIN TTOU].each do |signal|
     define_method("test_#{signal.downcase}_is_logged_and_ignored") do
       process = start_server
       process.signal(signal)
@@ -34,10 +34,19 @@ class SingleSignalsTest < SpindleIntegrationTest
     process = start_server
     process.signal(:WINCH)
     assert_still_serving(process)
-    process.signal(:HUP) # a witness: handled after WINCH was delivered
-    assert process.wait_for_output(/HUP ignored/)
+    process.signal(:USR1) # a witness: handled after WINCH was delivered
+    assert process.wait_for_output(/USR1 ignored/)
     assert process.alive?
     refute_match(/WINCH/, process.output)
+  end
+
+  # HUP reopens the log files (none here: stdout and stderr stay), and says so.
+  def test_hup_reopens_the_logs
+    process = start_server
+    process.signal(:HUP)
+    assert process.wait_for_output(/HUP: log files reopened/), process.output
+    assert process.alive?, process.output
+    assert_still_serving(process)
   end
 
   # QUIT drains like TERM, but --shutdown-timeout does not apply.

@@ -22,8 +22,10 @@ class SpindleProcess
   BIN = File.join(ROOT, "bin", "spindle")
 
   # `spindle 0.1.0 engine=threads threads=0:5 binds=tcp://127.0.0.1:40123,unix:///tmp/s.sock pid=1234 ...`
+  # after the log's prefix (`2026-11-23T05:37:41.123Z 1234 [single] INFO `, or
+  # a JSON line's fields up to "message"); the match starts at "spindle" (\K).
   # Only a whole line counts: a pipe read can end in the middle of the binds.
-  START_LINE = /^spindle \S+ .*\bbinds=(\S+).*\n/
+  START_LINE = /^(?:\S+ \d+ \[[^\]]*\] [A-Z]+ |\{.*"message":")?\Kspindle \S+ .*\bbinds=(\S+).*\n/
 
   # Bounds on hangs, not performance thresholds. The first start of a fresh
   # checkout installs gems and compiles the extension, hence the generous start.

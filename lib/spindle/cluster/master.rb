@@ -9,6 +9,7 @@ require_relative "children"
 require_relative "spawner"
 require_relative "rollout"
 require_relative "../signal_queue"
+require_relative "../log/reopen"
 require_relative "subreaper"
 require_relative "hot_restart"
 require_relative "stats_report"
@@ -25,6 +26,8 @@ module Spindle
     class Master
       TICK = 0.5
       MEMORY_CHECK_EVERY = 5.0
+      # A forced stop waits this long for workers to log what they cut off.
+      FORCE_GRACE = 2.0
       # Every one has a meaning in #dispatch; Signals::WORKER lists them all too.
       SIGNALS = %i[TERM INT QUIT USR1 USR2 TTIN TTOU HUP].freeze
 
@@ -64,6 +67,7 @@ module Spindle
 
       def boot
         Subreaper.enable
+        @log.become("master")
         @signals = SignalQueue.new.trap(SIGNALS)
         inherited = HotRestart.inherited_listeners
         @parent_master = HotRestart.parent
@@ -106,12 +110,22 @@ module Spindle
         when :USR2 then hot_restart
         when :TTIN then @desired += 1
         when :TTOU then shrink
-        when :HUP then @log.info("spindle: HUP ignored: no log file to reopen and no config to reload; " \
-                                 "USR1 restarts the workers, USR2 the whole cluster with new code")
+        when :HUP then reopen
         when :REFORK then refork
         when :GC then @children.workers.each { |c| Message.send_to(c.channel, Message::RunGC.new(reason: "spindlectl")) }
         when Array then answer(*item)
         end
+      end
+
+      # HUP (logrotate's postrotate): this process's Reopen actions, then the
+      # same in every worker and the mold, which take HUP as their own
+      # (Signals::WORKER). Each process opens the files afresh itself: a
+      # descriptor the master reopened is not the one its children hold.
+      def reopen
+        failed = Reopen.run(@log)
+        @log.info("spindle: HUP: log files reopened#{failed.empty? ? '' : "; failed: #{failed.join(', ')}"}; " \
+                  "telling #{@children.count(&:pid)} child process(es)")
+        @children.each { |c| kill(c, :HUP) }
       end
 
       # A control command that wants a reply: [:stats, queue].
@@ -148,6 +162,8 @@ module Spindle
         child.booted_at = Time.now
         child.last_checkin = Process.clock_gettime(Process::CLOCK_MONOTONIC)
         @boot_failures = 0
+        @log.info("spindle: worker #{child.index} added (pid #{child.pid}, generation #{child.generation}); " \
+                  "#{@children.count(&:serving?)} serving")
         return Process.kill(:TERM, child.pid) if @stopping
 
         Message.send_to(child.channel, Message::LeavePool.new(delay: @config.drain_delay)) if @leaving
@@ -180,11 +196,26 @@ module Spindle
           next unless child
 
           boot_failed(child) if child.booting?
-          @log.error("worker #{child.index} (pid #{pid}) died: #{status}") unless expected_exit?(child)
+          log_exit(child, pid, status)
           @children.remove(child)
         end
       rescue Errno::ECHILD
         nil
+      end
+
+      # Every child that leaves is logged, with its exit status: an
+      # unexpected exit as an error.
+      def log_exit(child, pid, status)
+        what = child.mold? ? "mold (generation #{child.generation})" : "worker #{child.index}"
+        if expected_exit?(child)
+          @log.info("spindle: #{what} removed (pid #{pid}, #{exit_status(status)})")
+        else
+          @log.error("#{what} (pid #{pid}) died: #{exit_status(status)}")
+        end
+      end
+
+      def exit_status(status)
+        status.signaled? ? "killed by signal #{Signal.signame(status.termsig)}" : "exit status #{status.exitstatus}"
       end
 
       def expected_exit?(child) = @stopping || %i[retiring killed].include?(child.state) || child.mold?
@@ -427,19 +458,52 @@ module Spindle
       end
 
       # TERM/INT: workers drain within shutdown_timeout. QUIT: no limit. A
-      # second stop signal (also one during the drain delay) kills everything
-      # at once.
+      # second stop signal (also one during the drain delay) stops everything
+      # at once (#stop_at_once).
       def stop(how)
         stop_at_once if @stopping
         @stopping = how
-        @log.info("spindle: stopping (#{how == :QUIT ? 'drain' : 'graceful'})")
+        @log.info("spindle: stopping (#{how == :QUIT ? 'drain' : 'graceful'}): #{@children.count(&:pid)} " \
+                  "child process(es) told; signal again to stop at once")
         @children.each { |c| kill(c, c.mold? ? :TERM : how) }
       end
 
+      # The second stop signal. Each worker gets its own second one
+      # (#force_child): it logs the requests it cuts off and exits at once.
+      # Whatever is still there after FORCE_GRACE (a worker that never
+      # installed its signals, a stuck one) is killed.
       def stop_at_once
+        told = @stopping # nil during the drain delay: no worker had a stop signal yet
+        @stopping ||= :TERM # what exits from now on is expected (#log_exit)
+        alive = @children.select(&:pid)
+        @log.error("second stop signal: stopping #{alive.size} child process(es) at once")
+        alive.each { |c| force_child(c, told) }
+        wait_for_children(FORCE_GRACE)
         @children.each { |c| kill(c, :KILL) }
         @server.close_listeners(unlink: owns_socket_files?)
         exit!(1)
+      end
+
+      # A worker still in the drain delay has had no stop signal yet: it gets
+      # QUIT, then TERM. Two different signals are never merged by the kernel
+      # (two TERMs sent at once could be), and Linux delivers pending ones
+      # lowest number first, so TERM is its second stop.
+      def force_child(child, told)
+        kill(child, :QUIT) unless told || child.mold?
+        kill(child, :TERM)
+      end
+
+      # A child's channel reaches end of stream when it exits; reaping then
+      # logs it (#log_exit).
+      def wait_for_children(seconds)
+        limit = Process.clock_gettime(Process::CLOCK_MONOTONIC) + seconds
+        while @children.any?(&:pid)
+          left = limit - Process.clock_gettime(Process::CLOCK_MONOTONIC)
+          break unless left.positive?
+
+          IO.select(@children.channels, nil, nil, [left, TICK].min)
+          reap
+        end
       end
     end
   end

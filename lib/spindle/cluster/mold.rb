@@ -27,6 +27,7 @@ module Spindle
 
       def run
         Process.setproctitle("spindle mold (generation #{@generation})")
+        @log.become("mold")
         Signal.trap("TERM") { exit!(0) }
         Signal.trap("QUIT") { exit!(0) }
         @config.run_hooks(:before_refork) # the app closes its connections first

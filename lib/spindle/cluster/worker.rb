@@ -30,6 +30,7 @@ module Spindle
       # Runs in the forked child; never returns.
       def run
         Process.setproctitle("spindle worker #{@index} (generation #{@generation})")
+        @log.become("worker #{@index}")
         @server = Server.new(@app, @config, @log, listeners: @listeners, multiprocess: true).prepare
         # The master times the drain delay (Message::LeavePool): a worker's
         # own stop signal drains at once.

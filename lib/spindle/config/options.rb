@@ -2,6 +2,7 @@
 
 require_relative "option"
 require_relative "coerce"
+require_relative "../log"
 
 module Spindle
   class Config
@@ -55,9 +56,33 @@ module Spindle
       Option.new(name: :rackup, default: nil,
                  doc: "The rackup file to serve: the argument, else ./config.ru, " \
                       "else the bundled demo app."),
+      # Logs (docs/LOGGING.md).
+      Option.new(name: :log_format, default: "text", cli: "--log-format", arg: "FORMAT",
+                 coerce: ->(v) { Log.check_choice(v, Log::LineFormat::NAMES, "log_format") },
+                 doc: "How server log lines look: text (timestamp pid [role] LEVEL message) or " \
+                      "json (one object per line). Every line carries an ISO 8601 UTC timestamp, " \
+                      "the pid, the role (master, worker N, mold, single) and the level."),
+      Option.new(name: :log_file, default: nil, cli: "--log-file", arg: "PATH",
+                 doc: "Write the server log to PATH (appending) instead of stdout and stderr. " \
+                      "HUP reopens it (logrotate), in the master and every worker."),
+      Option.new(name: :access_log, default: nil, cli: "--access-log", arg: "PATH",
+                 doc: "One line per request to PATH (appending; - for stdout): remote address, " \
+                      "method, target, status, body bytes sent, duration, user agent and request id " \
+                      "(X-Request-Id). Never a body, never Authorization or Cookie. HUP reopens it. " \
+                      "Off by default, and then it costs nothing per request."),
+      Option.new(name: :access_log_format, default: "combined", cli: "--access-log-format",
+                 arg: "FORMAT",
+                 coerce: ->(v) { Log.check_choice(v, Log::AccessLog::FORMATS, "access_log_format") },
+                 doc: "common (Common Log Format), combined (Combined Log Format, then the request " \
+                      "id and the duration in ms) or json (one object per line)."),
       Option.new(name: :log_requests, default: false, cli: "--log-requests",
                  coerce: ->(v) { c.boolean(v) },
-                 doc: "Log one line per request (method, path, status, bytes, time)."),
+                 doc: "Alias of --access-log - (the access log on stdout), kept for old command lines."),
+      Option.new(name: :early_hints, default: false, cli: "--[no-]early-hints",
+                 coerce: ->(v) { c.boolean(v) },
+                 doc: "Offer rack.early_hints, so an app can send 103 Early Hints. Off by default, " \
+                      "as in Puma: browsers act on 103 only over HTTP/2 and 3, and HTTP/1.1 " \
+                      "clients that mishandle 1xx take it for the response."),
       Option.new(name: :quiet, default: false, cli: "-q, --quiet", coerce: ->(v) { c.boolean(v) },
                  doc: "Log only the start-up line and errors."),
       Option.new(name: :backlog, default: 1024, cli: "--backlog", arg: "N",

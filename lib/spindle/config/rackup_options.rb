@@ -17,6 +17,10 @@ module Spindle
         port: "rackup's -p (Port)",
         environment: "rackup's -E, which sets RACK_ENV before the app loads",
         rackup: "rackup's config.ru argument",
+        # rackup always passes AccessLog (WEBrick's setting, an Array): read
+        # as ours, it named no file and stopped the server at boot.
+        access_log: "set in a config file (`-O Config=FILE`): rackup's `AccessLog` is WEBrick's own setting, " \
+                    "which rackup always passes",
       }.freeze
 
       module_function

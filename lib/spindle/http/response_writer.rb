@@ -39,11 +39,16 @@ module Spindle
       RESET_CONTENT = 205
       # How much of an invalid body a log line shows.
       SHOWN = 60
+      # The env key where the body bytes sent are left for the access log.
+      BODY_BYTES = "spindle.body_bytes"
 
       # log: where dropped response headers are reported (nil: nowhere, for
-      # tests that only look at the bytes).
-      def initialize(log = nil)
+      # tests that only look at the bytes). count_bytes: leave the body bytes
+      # sent in env[BODY_BYTES] (the access log is on); off, a request pays
+      # nothing for it.
+      def initialize(log = nil, count_bytes: false)
         @log = log
+        @count_bytes = count_bytes
         @status_lines = Hash.new do |cache, status|
           reason = Rack::Utils::HTTP_STATUS_CODES.fetch(status, "Status #{status}")
           cache[status] = "HTTP/1.1 #{status} #{reason}\r\n".freeze
@@ -140,6 +145,7 @@ module Spindle
         head << NO_CONTENT_LINE if status == RESET_CONTENT
         finish_head(head, keep_alive, env)
         conn.write(head)
+        env[BODY_BYTES] = 0 if @count_bytes
         keep_alive ? :keep_alive : :close
       end
 
@@ -176,6 +182,7 @@ module Spindle
                else
                  send_parts(conn, head, body, in_memory)
                end
+        env[BODY_BYTES] = sent if @count_bytes
         sent == length && keep_alive ? :keep_alive : :close
       end
 
@@ -188,6 +195,7 @@ module Spindle
         head << "content-length: " << (LENGTHS[length] || length.to_s) << "\r\n"
         finish_head(head, keep_alive, env)
         send_parts(conn, head, parts, true)
+        env[BODY_BYTES] = length if @count_bytes
         keep_alive ? :keep_alive : :close
       end
 
@@ -231,21 +239,24 @@ module Spindle
 
       # Size unknown: chunked on HTTP/1.1, close-delimited on HTTP/1.0.
       def write_stream(conn, env, head, body, keep_alive)
-        return write_close_delimited(conn, head, body) if env["SERVER_PROTOCOL"] == HTTP_1_0
+        return write_close_delimited(conn, env, head, body) if env["SERVER_PROTOCOL"] == HTTP_1_0
 
         head << CHUNKED_LINE
         finish_head(head, keep_alive, env)
         # The head waits for the first chunk: one write instead of two, and a body
         # that raises before producing anything can still become a 500.
         pending = head
+        sent = 0
         body.each do |part|
           check_part(part)
           next if part.empty? # an empty chunk would end the body
 
           conn.write(pending ? pending << chunk(part) : chunk(part))
           pending = nil
+          sent += part.bytesize
         end
         conn.write(pending ? pending << LAST_CHUNK : LAST_CHUNK)
+        env[BODY_BYTES] = sent if @count_bytes
         keep_alive ? :keep_alive : :close
       end
 
@@ -253,12 +264,15 @@ module Spindle
         "#{part.bytesize.to_s(16)}\r\n#{part}\r\n"
       end
 
-      def write_close_delimited(conn, head, body)
+      def write_close_delimited(conn, env, head, body)
         conn.write(head << CLOSE_LINE << "\r\n")
+        sent = 0
         body.each do |part|
           check_part(part)
           conn.write(part)
+          sent += part.bytesize
         end
+        env[BODY_BYTES] = sent if @count_bytes
         :close
       end
 

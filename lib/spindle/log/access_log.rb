@@ -1,0 +1,103 @@
+# frozen_string_literal: true
+
+require "json"
+require_relative "line_format"
+
+module Spindle
+  class Log
+    # One line per request served (--access-log PATH, "-" for stdout), in one
+    # of three formats (--access-log-format):
+    #
+    #   common:   127.0.0.1 - - [23/Nov/2026:05:37:41 +0000] "GET /a?b=1 HTTP/1.1" 200 6
+    #   combined: the same, then "referer" "user agent", then the request id
+    #             ("-" when the request had no X-Request-Id) and the duration
+    #             in milliseconds, as Apache's %D and nginx's $request_time are
+    #             appended:
+    #             ... 200 6 "-" "curl/7.88.1" "4f1c0e2a" 0.412
+    #   json:     {"time":...,"pid":...,"role":...,"remote_addr":...,"method":...,
+    #              "target":...,"protocol":...,"status":200,"bytes":6,"duration_ms":0.412,
+    #              "referer":null,"user_agent":...,"request_id":...}
+    #
+    # bytes: the body bytes the response writer handed to the connection ("-"
+    # / null when unknown: a hijacked or upgraded connection, or a client that
+    # left while the body was written).
+    #
+    # What the request sent is escaped (Log.escape_bytes) before it is
+    # printed: a client cannot forge a line, break the JSON, or send terminal
+    # escapes to whoever reads the file. Only the fields above are read from
+    # the request: never its body, never Authorization or Cookie.
+    class AccessLog
+      FORMATS = %w[common combined json].freeze
+      DASH = "-"
+
+      # log: the server log, whose pid and role JSON lines carry.
+      def initialize(sink, format, log)
+        @sink = sink
+        @format = format
+        @log = log
+        @clf_second = nil
+        @clf_time = nil
+      end
+
+      def reopen = @sink.reopen
+
+      # Taken before the app runs: middleware may rewrite PATH_INFO or
+      # REQUEST_METHOD (Rack::MethodOverride), and the log says what the client
+      # sent. Returns [method, target, protocol].
+      def capture(env)
+        path = env["PATH_INFO"].to_s
+        query = env["QUERY_STRING"].to_s
+        target = query.empty? ? path : "#{path}?#{query}"
+        [Log.escape_bytes(env["REQUEST_METHOD"].to_s), Log.escape_bytes(target),
+         Log.escape_bytes(env["SERVER_PROTOCOL"].to_s)]
+      end
+
+      # request: what #capture returned (nil: a request the parser refused,
+      # so there is none to show); bytes, seconds: nil when unknown.
+      def record(env, request, status, bytes, seconds)
+        @sink.write(@format == "json" ? json(env, request, status, bytes, seconds) : text(env, request, status, bytes, seconds))
+      end
+
+      private
+
+      def text(env, request, status, bytes, seconds)
+        line = +"#{env['REMOTE_ADDR'] || DASH} - - #{clf_time} " \
+                "\"#{request ? request.join(' ') : DASH}\" #{status.to_i} #{bytes || DASH}"
+        if @format == "combined"
+          line << " \"#{header(env, 'HTTP_REFERER') || DASH}\" \"#{header(env, 'HTTP_USER_AGENT') || DASH}\" " \
+                  "\"#{header(env, 'HTTP_X_REQUEST_ID') || DASH}\" #{seconds ? format('%.3f', seconds * 1000) : DASH}"
+        end
+        line << "\n"
+      end
+
+      def json(env, request, status, bytes, seconds)
+        method, target, protocol = request
+        fields = {
+          "time" => LineFormat.timestamp, "pid" => @log.pid, "role" => @log.role,
+          "remote_addr" => env["REMOTE_ADDR"], "method" => method, "target" => target, "protocol" => protocol,
+          "status" => status.to_i, "bytes" => bytes, "duration_ms" => seconds && (seconds * 1000).round(3),
+          "referer" => header(env, "HTTP_REFERER"), "user_agent" => header(env, "HTTP_USER_AGENT"),
+          "request_id" => header(env, "HTTP_X_REQUEST_ID")
+        }
+        "#{JSON.generate(fields)}\n"
+      end
+
+      # CLF's time has whole seconds: formatted once a second, not per request.
+      # Two threads may both format it at a change of second; either result
+      # is right.
+      def clf_time
+        second = Process.clock_gettime(Process::CLOCK_REALTIME, :second)
+        return @clf_time if second == @clf_second
+
+        @clf_time = Time.at(second).utc.strftime("[%d/%b/%Y:%H:%M:%S +0000]")
+        @clf_second = second
+        @clf_time
+      end
+
+      def header(env, key)
+        value = env[key]
+        value && Log.escape_bytes(value)
+      end
+    end
+  end
+end
