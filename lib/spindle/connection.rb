@@ -22,8 +22,11 @@ module Spindle
     # marks: this connection's deadlines, kept for Engine::Deadlines.
     attr_reader :io, :requests, :env_template, :outbox, :marks
 
-    def initialize(io, config, env_template, outbox)
+    # proxy_protocol: the listener's bind asks for a PROXY protocol header
+    # before the first request (HTTP::ProxyHeader).
+    def initialize(io, config, env_template, outbox, proxy_protocol: false)
       @io = io
+      @proxy_pending = proxy_protocol
       @env_template = env_template
       @outbox = outbox
       init_read_buffer
@@ -37,9 +40,12 @@ module Spindle
     end
 
     # Parses what has been read. :complete when a whole request is in, else
-    # :incomplete; raises HTTP::ParseError for input that must be refused.
+    # :incomplete; raises HTTP::ParseError for input that must be refused, and
+    # HTTP::ProxyHeader::Error for a PROXY header that must be.
     def advance
       @request_started = true
+      return :incomplete if @proxy_pending && !take_proxy_header
+
       @parser.env ||= @env_template.dup
       loop do
         parse_buffered(@parser, @body)
@@ -61,6 +67,10 @@ module Spindle
     ensure
       @waiting = false
     end
+
+    # True until the PROXY protocol header of a bind that wants one is in:
+    # nothing has been parsed as HTTP, so nothing may be answered as HTTP.
+    def awaiting_proxy_header? = @proxy_pending
 
     # True while #wait_for_client waits.
     def waiting_for_client? = @waiting
@@ -127,6 +137,21 @@ module Spindle
     end
 
     private
+
+    # Once per connection, before the first request's env is made: the
+    # client the header names becomes the env's REMOTE_ADDR and REMOTE_PORT.
+    # A later "PROXY ..." line on the connection is an HTTP request line
+    # like any other (and refused as one).
+    def take_proxy_header
+      header = parse_proxy_header or return false
+
+      @proxy_pending = false
+      if header.remote_addr
+        @env_template["REMOTE_ADDR"] = header.remote_addr
+        @env_template["REMOTE_PORT"] = header.remote_port
+      end
+      true
+    end
 
     # RFC 9110 §10.1.1: answer 100 only while the body is still to come.
     def send_continue

@@ -8,6 +8,7 @@ require_relative "http/hijack"
 require_relative "engine/outbox"
 require_relative "request_tracker"
 require_relative "health_check"
+require_relative "http/forwarded"
 
 module Spindle
   # One complete request in, one app call, one response out, and an explicit
@@ -22,6 +23,9 @@ module Spindle
                    IOError, Engine::Outbox::WriteTimeout].freeze
     ERROR_BODY = "Internal Server Error\n"
     RESPONSE_FINISHED = "rack.response_finished"
+    # Refused PROXY headers are logged once, then at most once per this many
+    # seconds with a count: a scanner on a PROXY bind must not flood the log.
+    PROXY_LOG_EVERY = 60
 
     attr_reader :writer, :tracker
 
@@ -37,7 +41,11 @@ module Spindle
       @early_hints = config.early_hints
       @stopping = false
       @health = HealthCheck.for(config.health_path)
+      @forwarded = config.trusted_proxies && HTTP::Forwarded.new(config.trusted_proxies)
       @base_env = base_env(multithread, multiprocess)
+      @proxy_refusals = 0
+      @proxy_logged_at = nil
+      @proxy_log_lock = Mutex.new
     end
 
     # Set when a stop begins (the drain delay, or the drain itself): responses
@@ -56,7 +64,8 @@ module Spindle
     # A new Connection for an accepted socket, writing through outbox (the
     # engine's: it finishes what a slow reader has not taken).
     def open_connection(io, listener, outbox)
-      conn = Connection.new(io, @config, env_template(io, listener), outbox)
+      conn = Connection.new(io, @config, env_template(io, listener), outbox,
+                            proxy_protocol: listener.proxy_protocol?)
       conn.env_template["rack.hijack"] = HTTP::Hijack.new(conn)
       # Only with --early-hints: HTTP/1.1 clients that mishandle 1xx take the
       # 103 for the response (see HTTP::EarlyHints).
@@ -69,6 +78,7 @@ module Spindle
       @tracker.start(conn)
       env = conn.finish_request_env
       env[RESPONSE_FINISHED] = []
+      @forwarded&.apply(env) # first: the access log records the client it names
       if @access_log
         started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
         request = @access_log.capture(env)
@@ -115,6 +125,23 @@ module Spindle
       @access_log&.record(conn.env_template, nil, error.status, text.bytesize, nil)
     rescue *CLIENT_GONE
       nil
+    end
+
+    # A connection on a PROXY bind whose first bytes are no valid PROXY
+    # header: it is closed unanswered (the caller closes it); this logs it.
+    def refuse_proxy_header(conn, error)
+      peer = conn.env_template["REMOTE_ADDR"]
+      @proxy_log_lock.synchronize do
+        @proxy_refusals += 1
+        now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        next if @proxy_logged_at && now - @proxy_logged_at < PROXY_LOG_EVERY
+
+        more = @proxy_refusals > 1 ? " (#{@proxy_refusals - 1} more refused since the last line)" : ""
+        @log.error("PROXY protocol header refused from #{Log.escape(peer.to_s)}: #{error.message}; " \
+                   "connection closed unanswered#{more}")
+        @proxy_logged_at = now
+        @proxy_refusals = 0
+      end
     end
 
     private

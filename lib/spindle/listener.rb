@@ -18,15 +18,44 @@ module Spindle
 
     PORTS = (0..65_535)
 
+    # Options a tcp:// or unix:// bind takes in its query (?name=value).
+    BIND_OPTIONS = %w[proxy_protocol].freeze
+    # Schemes whose connections may start with a PROXY protocol header.
+    PROXY_SCHEMES = %w[tcp unix].freeze
+
     def self.open(uri, backlog:)
       parsed = URI.parse(uri)
-      case parsed.scheme
-      when "tcp" then open_tcp(parsed, backlog, uri)
-      when "unix" then open_unix(parsed, backlog, uri)
-      else raise Error, "unsupported bind #{uri.inspect} (use tcp://HOST:PORT or unix://PATH)"
-      end
+      proxy = proxy_protocol?(parsed, uri)
+      listener = case parsed.scheme
+                 when "tcp" then open_tcp(parsed, backlog, uri)
+                 when "unix" then open_unix(parsed, backlog, uri)
+                 else raise Error, "unsupported bind #{uri.inspect} (use tcp://HOST:PORT or unix://PATH)"
+                 end
+      listener.proxy_protocol! if proxy
+      listener
     rescue URI::InvalidURIError
       raise Error, "invalid bind URI #{uri.inspect}"
+    end
+
+    # ?proxy_protocol=true (or false). Checked before anything is bound;
+    # an unknown option is a typo that would otherwise go unnoticed.
+    def self.proxy_protocol?(parsed, shown)
+      options = URI.decode_www_form(parsed.query.to_s).to_h
+      unknown = PROXY_SCHEMES.include?(parsed.scheme) ? options.keys - BIND_OPTIONS : []
+      if unknown.any?
+        raise Error, "bind #{shown}: unknown option #{unknown.first.inspect} (known: #{BIND_OPTIONS.join(', ')})"
+      end
+
+      value = options.fetch("proxy_protocol", "false")
+      unless %w[true false].include?(value)
+        raise Error, "bind #{shown}: proxy_protocol must be true or false, got #{value.inspect}"
+      end
+      return false if value == "false"
+      return true if PROXY_SCHEMES.include?(parsed.scheme)
+
+      raise Error, "bind #{shown}: proxy_protocol is not supported on #{parsed.scheme}:// binds yet"
+    rescue ArgumentError
+      raise Error, "bind #{shown}: malformed options #{parsed.query.inspect}"
     end
 
     # The port a bind names, checked: the kernel takes a port as 16 bits, so
@@ -86,9 +115,18 @@ module Spindle
       @server_port = server_port
       @path = path
       @unix = !path.nil?
+      @proxy_protocol = false
     end
 
     def unix? = @unix
+
+    # Connections must begin with a PROXY protocol header (HTTP::ProxyHeader).
+    def proxy_protocol? = @proxy_protocol
+
+    def proxy_protocol!
+      @proxy_protocol = true
+      self
+    end
 
     # Returns a connected socket, or nil when there is none to take right now.
     # TCP_NODELAY: a response is written whole, so Nagle would only add delay.
@@ -113,8 +151,11 @@ module Spindle
       nil
     end
 
-    # For a hot restart: the fd crosses exec, and the URI says what it is.
-    def handover = "#{@io.fileno}=#{@uri}"
+    # For a hot restart: the fd crosses exec, and the URI says what it is
+    # (with ?proxy_protocol=true when it is one: the successor must expect
+    # the header too). #uri itself stays plain: it is what the start-up line
+    # shows.
+    def handover = "#{@io.fileno}=#{@uri}#{'?proxy_protocol=true' if @proxy_protocol}"
 
     # The listener a previous master passed across exec ("fd=uri").
     def self.inherit(spec)
@@ -122,11 +163,14 @@ module Spindle
       io = Socket.for_fd(Integer(fd))
       io.autoclose = true
       parsed = URI.parse(uri)
-      if parsed.scheme == "unix"
-        new(io, uri, "localhost", "80", path: "#{parsed.host}#{parsed.path}")
-      else
-        new(io, uri, parsed.hostname, io.local_address.ip_port.to_s)
-      end
+      proxy = parsed.query == "proxy_protocol=true"
+      uri = uri.delete_suffix("?#{parsed.query}") if parsed.query
+      listener = if parsed.scheme == "unix"
+                   new(io, uri, "localhost", "80", path: "#{parsed.host}#{parsed.path}")
+                 else
+                   new(io, uri, parsed.hostname, io.local_address.ip_port.to_s)
+                 end
+      proxy ? listener.proxy_protocol! : listener
     end
   end
 end

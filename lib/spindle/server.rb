@@ -126,7 +126,9 @@ module Spindle
     # drain_delay: see #stop_gracefully.
     def install_signals(table, drain_delay: @config.drain_delay)
       Signals.new(table, @log)
-             .on_stop { |how| stop_gracefully(how == :timed ? @config.shutdown_timeout : nil, drain_delay: drain_delay) }
+             .on_stop do |how|
+               stop_gracefully(how == :timed ? @config.shutdown_timeout : nil, drain_delay: drain_delay)
+             end
              .on_force { force_exit }
              .on_restart { @restart.start }
              .install

@@ -3,6 +3,7 @@
 require "json"
 require_relative "../support/spindle_process"
 require_relative "../support/drain_helpers"
+require_relative "../support/cluster_helpers"
 
 # --health-path and --drain-delay, on every engine and in a cluster: the
 # server answers the health path itself (200 while serving), and on a stop
@@ -11,6 +12,7 @@ require_relative "../support/drain_helpers"
 # then it drains as before. A second signal during the delay stops at once.
 class HealthPathTest < SpindleIntegrationTest
   include DrainHelpers
+  include ClusterHelpers
 
   SERVINGS = {
     "blocking" => %w[--engine blocking],
@@ -97,6 +99,21 @@ class HealthPathTest < SpindleIntegrationTest
     process.signal(:TERM)
     assert_equal 0, process.wait_for_exit(SpindleProcess::STOP_DEADLINE)&.exitstatus, process.output
     refute_match(/drain delay/, process.output)
+  end
+
+  # A worker that dies during the master's drain delay is replaced, and its
+  # replacement is told at boot: it serves, and answers the health path 503.
+  def test_a_worker_booted_during_the_drain_delay_leaves_the_pool_too
+    process = start_cluster("--health-path", "/healthz", "--drain-delay", LONG_DELAY, app_path("all"), workers: 1)
+    old = wait_until("1 worker serving") { serving_workers.first&.fetch("pid") }
+    process.signal(:TERM)
+    assert process.wait_for_output(/drain delay/), process.output
+    Process.kill(:KILL, old)
+    wait_until("a replacement serving") { serving_workers.map { |w| w["pid"] } - [old] != [] }
+    # The replacement reads the master's word on its channel as it starts
+    # serving: 503 from then on (never, without it).
+    wait_until("the replacement answers the health path with 503") { get(process, "/healthz").status == 503 }
+    assert_equal 200, get(process, "/served").status
   end
 
   # A USR2 handover is no stop: the successor answers on the same sockets,

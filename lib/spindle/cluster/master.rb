@@ -330,7 +330,8 @@ module Spindle
 
       def refork_due?
         counts = @config.refork_after
-        return false unless counts && !@rollout && !@stopping && !@leaving && @children.none? { |c| c.state == :mold_pending }
+        return false if !counts || @rollout || @stopping || @leaving
+        return false if @children.any? { |c| c.state == :mold_pending }
 
         threshold = counts[[@generation, counts.size - 1].min]
         @children.any? { |c| c.serving? && c.generation == @generation && c.requests >= threshold }

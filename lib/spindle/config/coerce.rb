@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "../engine"
+require_relative "../http/forwarded"
 
 module Spindle
   class Config
@@ -53,9 +54,9 @@ module Spindle
       # 0 allowed: "no delay" is a choice, not a mistake.
       def non_negative_seconds(raw, what)
         n = Float(raw, exception: false)
-        raise Error, "#{what} must be a number of seconds (0 or more), got #{raw.inspect}" unless n && n >= 0 && n.finite?
+        return n if n && n >= 0 && n.finite?
 
-        n
+        raise Error, "#{what} must be a number of seconds (0 or more), got #{raw.inspect}"
       end
 
       # An absolute path, compared with PATH_INFO as it is: no query, no
@@ -65,6 +66,16 @@ module Spindle
         return path if path.match?(%r{\A/[!-~]*\z}) && !path.include?("?") && !path.include?("#")
 
         raise Error, "health_path must be an absolute path like /healthz (no query), got #{raw.inspect}"
+      end
+
+      # "10.0.0.0/8,::1" or an Array of such: IPAddr networks.
+      def networks(raw, what)
+        list = raw.is_a?(Array) ? raw.map(&:to_s) : raw.to_s.split(",")
+        raise Error, "#{what} needs at least one address or network" if list.empty?
+
+        HTTP::Forwarded.parse_networks(list)
+      rescue ArgumentError => e
+        raise Error, "#{what}: #{e.message}"
       end
 
       def boolean(raw)

@@ -14,7 +14,9 @@ module Spindle
       Option.new(name: :binds, default: -> { [] }, cli: "-b, --bind", arg: "URI",
                  doc: "Listen on URI: tcp://HOST:PORT (IPv4 or [IPv6]) or unix://PATH. " \
                       "Repeat for several. PORT is 1-65535, or 0 for a free port the kernel picks. " \
-                      "Default tcp://0.0.0.0:9292."),
+                      "Add ?proxy_protocol=true for a bind behind a load balancer that sends the " \
+                      "PROXY protocol (v1 or v2; docs/SECURITY.md): every connection must begin " \
+                      "with its header. Default tcp://0.0.0.0:9292."),
       Option.new(name: :port, default: nil, cli: "-p, --port", arg: "PORT",
                  coerce: ->(v) { c.port(v) },
                  doc: "Shorthand for --bind tcp://0.0.0.0:PORT: 1-65535, or 0 for a free port the " \
@@ -121,6 +123,13 @@ module Spindle
                       "load balancers take the host out of their pool before any connection is " \
                       "refused; then drain. A second signal stops at once. Default: 0 without " \
                       "--health-path, 10 with one (docs/DRAINING.md)."),
+      Option.new(name: :trusted_proxies, default: nil, cli: "--trusted-proxies", arg: "CIDR,...",
+                 coerce: ->(v) { c.networks(v, "trusted_proxies") },
+                 doc: "Peers (IPv4 or IPv6 addresses or CIDR networks, e.g. 127.0.0.1,10.0.0.0/8,::1) " \
+                      "whose X-Forwarded-For (REMOTE_ADDR: the right-most untrusted address), " \
+                      "X-Forwarded-Proto (rack.url_scheme) and X-Forwarded-Host (HTTP_HOST, " \
+                      "SERVER_NAME, SERVER_PORT) are believed. From any other peer they reach the " \
+                      "app untouched and are never used (docs/SECURITY.md)."),
       Option.new(name: :max_keepalive_requests, default: 1000, cli: "--max-keepalive-requests", arg: "N",
                  coerce: ->(v) { c.positive_integer(v, "max_keepalive_requests") },
                  doc: "Requests served on one connection before it is closed."),

@@ -60,6 +60,9 @@ module Spindle
       rescue HTTP::ParseError => e
         @handler.refuse(conn, e)
         close(conn)
+      rescue HTTP::ProxyHeader::Error => e
+        @handler.refuse_proxy_header(conn, e) # no HTTP answer: the peer speaks no PROXY
+        close(conn)
       end
 
       private

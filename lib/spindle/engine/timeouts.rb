@@ -26,7 +26,9 @@ module Spindle
 
       # What a timed-out client is told: nothing when it was idle, or when
       # part of a response is still on its way to it; 408 otherwise.
-      def mid_request?(conn) = !conn.idle? && !conn.outbox.pending?
+      # A connection still owing its PROXY header has sent no HTTP: it is
+      # closed without an answer.
+      def mid_request?(conn) = !conn.idle? && !conn.outbox.pending? && !conn.awaiting_proxy_header?
 
       # Fiber engines: stops the fiber serving conn at its wait, then expires
       # conn. The expiry is in an ensure because stopping that fiber runs

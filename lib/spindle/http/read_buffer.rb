@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "proxy_header"
+
 module Spindle
   module HTTP
     # The bytes read from a connection's socket (@io) and not yet parsed, and
@@ -37,6 +39,15 @@ module Spindle
       # Runs parser over the unparsed bytes, body bytes going into body.
       def parse_buffered(parser, body)
         @offset = parser.execute(@buffer, @offset, body)
+      end
+
+      # Takes a PROXY protocol header from the front of the unparsed bytes:
+      # its ProxyHeader::Result once it is whole, nil while more is to come.
+      # Raises ProxyHeader::Error for anything else.
+      def parse_proxy_header
+        result, after = ProxyHeader.parse(@buffer, @offset)
+        @offset = after if result
+        result
       end
 
       # Between requests: start again at the front once everything is parsed.

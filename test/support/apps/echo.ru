@@ -18,6 +18,7 @@ echo = lambda do |env|
     "server_name" => env["SERVER_NAME"],
     "server_port" => env["SERVER_PORT"],
     "remote_addr" => env["REMOTE_ADDR"],
+    "remote_port" => env["REMOTE_PORT"],
     "url_scheme" => env["rack.url_scheme"],
     "multithread" => env["rack.multithread"],
     "multiprocess" => env["rack.multiprocess"],
