@@ -118,17 +118,20 @@ module Bench
       [argv, Wrk.parse(out + err, status)]
     end
 
-    # The hosts' servers (--servers picks among them), and what each host
-    # runs, for the page (ADDR: the host's address).
+    # The hosts' servers (--servers picks among them): their runtime, as in
+    # bench/servers.rb (bench/run installs the peers' bundle for :peers), and
+    # what each host runs, for the page (ADDR: the host's address).
     SERVERS = {
-      "spindle" => "bin/spindle -w #{WORKERS} -t #{THREADS}:#{THREADS} --engine threads -b tcp://ADDR:9292 " \
-                   "--control unix://RUN/hN.control.sock bench/apps/hello.ru",
-      "puma" => "(cd bench && bundle exec puma -q -t #{THREADS}:#{THREADS} -w #{WORKERS} -b tcp://ADDR:9292 apps/hello.ru)"
+      "spindle" => { runtime: :spindle,
+                     command: "bin/spindle -w #{WORKERS} -t #{THREADS}:#{THREADS} --engine threads -b tcp://ADDR:9292 " \
+                              "--control unix://RUN/hN.control.sock bench/apps/hello.ru" },
+      "puma" => { runtime: :peers,
+                  command: "(cd bench && bundle exec puma -q -t #{THREADS}:#{THREADS} -w #{WORKERS} -b tcp://ADDR:9292 apps/hello.ru)" }
     }.freeze
     BACKENDS = SERVERS.keys.freeze
 
     def settings_record
-      { host_commands: SERVERS.slice(*@backends), rounds: @rounds, duration_s: @duration, warmup_s: @warmup, connections: CONNECTIONS, workers_per_host: WORKERS,
+      { host_commands: SERVERS.slice(*@backends).transform_values { |s| s[:command] }, rounds: @rounds, duration_s: @duration, warmup_s: @warmup, connections: CONNECTIONS, workers_per_host: WORKERS,
         threads_per_worker: THREADS, host_counts: HOST_COUNTS, backends: @backends, quick: @settings.quick,
         processes: [WORKERS] }
     end
