@@ -24,9 +24,18 @@ module Spindle
 
     # proxy_protocol: the listener's bind asks for a PROXY protocol header
     # before the first request (HTTP::ProxyHeader).
-    def initialize(io, config, env_template, outbox, proxy_protocol: false)
+    #
+    # tls: io is a TLS::Socket, its handshake still to come. Until the
+    # handshake is done, the connection counts as mid-request, not idle: it
+    # runs under the header deadline (Engine::Deadlines), a stalled one is
+    # never taken for a spare keep-alive connection, and it is closed when
+    # the deadline passes (no 408 can be written before the handshake is
+    # done). Once done, the connection is as a plain one just accepted.
+    def initialize(io, config, env_template, outbox, proxy_protocol: false, tls: false)
       @io = io
       @proxy_pending = proxy_protocol
+      @tls = tls
+      @handshaking = tls
       @env_template = env_template
       @outbox = outbox
       init_read_buffer
@@ -53,7 +62,7 @@ module Spindle
         return :complete if @parser.done?
 
         send_continue if @parser.head_complete? && !@continue_sent
-        return :incomplete unless buffered?
+        return :incomplete unless unparsed?
       end
     end
 
@@ -75,9 +84,12 @@ module Spindle
     # True while #wait_for_client waits.
     def waiting_for_client? = @waiting
 
+    def tls? = @tls
+
     # True between requests: no byte of the next one has arrived yet (since
-    # marks.idle_since: accepted, or its last response ended).
-    def idle? = !@request_started
+    # marks.idle_since: accepted or its TLS handshake done, or its last
+    # response ended).
+    def idle? = !@request_started && !@handshaking
 
     def head_complete? = @parser.head_complete?
     def body_size = @parser.body_size
@@ -151,6 +163,12 @@ module Spindle
         @env_template["REMOTE_PORT"] = header.remote_port
       end
       true
+    end
+
+    # The handshake's deadline was the head's: the first request gets its own.
+    def handshake_done
+      @handshaking = false
+      @marks.next_request(Process.clock_gettime(Process::CLOCK_MONOTONIC))
     end
 
     # RFC 9110 §10.1.1: answer 100 only while the body is still to come.

@@ -54,22 +54,26 @@ module Spindle
 
     # The env every request on this connection starts from.
     def env_template(conn_io, listener)
-      @base_env.merge(
+      env = @base_env.merge(
         "SERVER_NAME" => listener.server_name,
         "SERVER_PORT" => listener.server_port,
         "REMOTE_ADDR" => remote_addr(conn_io, listener),
       )
+      listener.tls? ? env.update(Listener::TLS_ENV) : env
     end
 
     # A new Connection for an accepted socket, writing through outbox (the
-    # engine's: it finishes what a slow reader has not taken).
+    # engine's: it finishes what a slow reader has not taken). On an ssl://
+    # bind the socket is a TLS::Socket whose handshake is still to come: it
+    # adds the client certificate to the env template once it is done.
     def open_connection(io, listener, outbox)
       conn = Connection.new(io, @config, env_template(io, listener), outbox,
-                            proxy_protocol: listener.proxy_protocol?)
+                            proxy_protocol: listener.proxy_protocol?, tls: listener.tls?)
       conn.env_template["rack.hijack"] = HTTP::Hijack.new(conn)
       # Only with --early-hints: HTTP/1.1 clients that mishandle 1xx take the
       # 103 for the response (see HTTP::EarlyHints).
       conn.env_template["rack.early_hints"] = HTTP::EarlyHints.new(conn, @writer) if @early_hints
+      io.env = conn.env_template if listener.tls?
       conn
     end
 

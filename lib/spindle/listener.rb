@@ -6,7 +6,9 @@ require_relative "listener/bind_failure"
 
 module Spindle
   # One listening socket, opened from a bind URI. Knows what to tell the Rack env
-  # about itself (scheme, default server name and port) and what to print.
+  # about itself (scheme, default server name and port) and what to print. An
+  # ssl:// bind is a TCP listener with a TLS::Context: its accepted sockets
+  # come out wrapped (TLS::Socket), and openssl is loaded only for one.
   class Listener
     class Error < StandardError; end
 
@@ -14,7 +16,10 @@ module Spindle
     # file descriptor left. Engines back off accepting and keep serving.
     class Exhausted < StandardError; end
 
-    attr_reader :io, :uri, :server_name, :server_port
+    attr_reader :io, :uri, :server_name, :server_port, :tls
+
+    # What every request on an ssl:// bind says about its scheme (Rack SPEC, CGI).
+    TLS_ENV = { "rack.url_scheme" => "https", "HTTPS" => "on" }.freeze
 
     PORTS = (0..65_535)
 
@@ -29,7 +34,9 @@ module Spindle
       listener = case parsed.scheme
                  when "tcp" then open_tcp(parsed, backlog, uri)
                  when "unix" then open_unix(parsed, backlog, uri)
-                 else raise Error, "unsupported bind #{uri.inspect} (use tcp://HOST:PORT or unix://PATH)"
+                 when "ssl" then open_ssl(parsed, backlog, uri)
+                 else raise Error, "unsupported bind #{uri.inspect} (use tcp://HOST:PORT, " \
+                                   "ssl://HOST:PORT?cert=PATH&key=PATH or unix://PATH)"
                  end
       listener.proxy_protocol! if proxy
       listener
@@ -85,6 +92,26 @@ module Spindle
       raise Error, BindFailure.message(uri, shown, e)
     end
 
+    # The certificate and key are read before the port is bound, so a bad
+    # file stops the boot with nothing half open.
+    def self.open_ssl(uri, backlog, shown = uri.to_s)
+      tls = tls_context(uri, shown)
+      tcp = open_tcp(uri, backlog, shown)
+      new(tcp.io, tcp.uri.sub("tcp://", "ssl://"), tcp.server_name, tcp.server_port, tls: tls)
+    end
+
+    def self.tls_context(uri, shown)
+      require_relative "tls/context"
+      TLS::Context.new(TLS::Settings.parse(uri.query, shown), shown)
+    end
+
+    # HUP rereads every ssl:// listener's certificate and key (a bad pair is
+    # logged and the old one kept): one Reopen action per listener, once per
+    # process tree (children inherit it across fork).
+    def self.reload_tls_on_hup(listeners, log)
+      listeners.each { |listener| listener.tls&.reload_on_hup(log) }
+    end
+
     def self.open_unix(uri, backlog, shown = uri.to_s)
       path = "#{uri.host}#{uri.path}"
       remove_stale_socket(path)
@@ -108,8 +135,9 @@ module Spindle
       File.unlink(path)
     end
 
-    def initialize(io, uri, server_name, server_port, path: nil)
+    def initialize(io, uri, server_name, server_port, path: nil, tls: nil)
       @io = io
+      @tls = tls
       @uri = uri
       @server_name = server_name
       @server_port = server_port
@@ -119,6 +147,7 @@ module Spindle
     end
 
     def unix? = @unix
+    def tls? = !@tls.nil?
 
     # Connections must begin with a PROXY protocol header (HTTP::ProxyHeader).
     def proxy_protocol? = @proxy_protocol
@@ -135,7 +164,7 @@ module Spindle
       return nil if socket == :wait_readable
 
       socket.setsockopt(:TCP, :NODELAY, true) unless @unix
-      socket
+      @tls ? @tls.wrap(socket) : socket
     rescue Errno::ECONNABORTED, Errno::EPROTO, Errno::EINTR
       nil # the client gave up before we took it
     rescue Errno::EMFILE, Errno::ENFILE => e
@@ -153,9 +182,13 @@ module Spindle
 
     # For a hot restart: the fd crosses exec, and the URI says what it is
     # (with ?proxy_protocol=true when it is one: the successor must expect
-    # the header too). #uri itself stays plain: it is what the start-up line
+    # the header too; an ssl:// one with its files, which the new process
+    # reads again). #uri itself stays plain: it is what the start-up line
     # shows.
-    def handover = "#{@io.fileno}=#{@uri}#{'?proxy_protocol=true' if @proxy_protocol}"
+    def handover
+      query = @tls ? @tls.settings.query : ("proxy_protocol=true" if @proxy_protocol)
+      "#{@io.fileno}=#{@uri}#{"?#{query}" if query}"
+    end
 
     # The listener a previous master passed across exec ("fd=uri").
     def self.inherit(spec)
@@ -163,14 +196,14 @@ module Spindle
       io = Socket.for_fd(Integer(fd))
       io.autoclose = true
       parsed = URI.parse(uri)
-      proxy = parsed.query == "proxy_protocol=true"
-      uri = uri.delete_suffix("?#{parsed.query}") if parsed.query
-      listener = if parsed.scheme == "unix"
-                   new(io, uri, "localhost", "80", path: "#{parsed.host}#{parsed.path}")
-                 else
-                   new(io, uri, parsed.hostname, io.local_address.ip_port.to_s)
+      plain = parsed.query ? uri.delete_suffix("?#{parsed.query}") : uri
+      listener = case parsed.scheme
+                 when "unix" then new(io, plain, "localhost", "80", path: "#{parsed.host}#{parsed.path}")
+                 when "ssl" then new(io, plain, parsed.hostname, io.local_address.ip_port.to_s,
+                                     tls: tls_context(parsed, uri))
+                 else new(io, plain, parsed.hostname, io.local_address.ip_port.to_s)
                  end
-      proxy ? listener.proxy_protocol! : listener
+      parsed.query == "proxy_protocol=true" ? listener.proxy_protocol! : listener
     end
   end
 end

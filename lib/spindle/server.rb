@@ -28,6 +28,7 @@ module Spindle
       @multiprocess = multiprocess
       @restartable = restartable
       @bound = false
+      Listener.reload_tls_on_hup(@listeners, @log) # inherited ones (a master after USR2)
     end
 
     # Opens the listeners, or takes over those of the process that restarted
@@ -35,6 +36,7 @@ module Spindle
     def bind
       inherited = SingleRestart.inherited_listeners if @restartable
       @listeners = inherited || @config.binds.map { |uri| Listener.open(uri, backlog: @config.backlog) }
+      Listener.reload_tls_on_hup(@listeners, @log)
       @bound = true
       self
     rescue Listener::Error

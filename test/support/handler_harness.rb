@@ -15,6 +15,8 @@ module HandlerHarness
 
   FakeListener = Struct.new(:server_name, :server_port) do
     def unix? = true
+    def proxy_protocol? = false
+    def tls? = false
   end
 
   def serve(app, request, lint: true, **config)

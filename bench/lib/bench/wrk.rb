@@ -25,7 +25,7 @@ module Bench
     # as wrk_report.lua (plus whatever it adds to that JSON).
     # headers: extra request headers ("Connection: close").
     def self.argv(url:, connections:, duration:, threads:, timeout:, script: SCRIPT, script_args: [], headers: [])
-      raise ArgumentError, "not a loopback URL: #{url}" unless url.start_with?("http://127.0.0.1:")
+      raise ArgumentError, "not a loopback URL: #{url}" unless url.match?(%r{\Ahttps?://127\.0\.0\.1:}) # https: the tls scenario
 
       ["wrk", "-t", [threads, connections].min.to_s, "-c", connections.to_s, "-d", "#{duration}s",
        "--timeout", "#{timeout}s", *headers.flat_map { |h| ["-H", h] }, "--latency", "-s", script, url,

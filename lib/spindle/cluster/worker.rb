@@ -31,6 +31,7 @@ module Spindle
       def run
         Process.setproctitle("spindle worker #{@index} (generation #{@generation})")
         @log.become("worker #{@index}")
+        @listeners.each { |listener| listener.tls&.refresh(@log) } # certificates changed since the fork
         @server = Server.new(@app, @config, @log, listeners: @listeners, multiprocess: true).prepare
         # The master times the drain delay (Message::LeavePool): a worker's
         # own stop signal drains at once.

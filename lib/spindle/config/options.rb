@@ -12,9 +12,10 @@ module Spindle
     # Every option Spindle knows, in the order docs/CONFIG.md lists them.
     OPTIONS = [
       Option.new(name: :binds, default: -> { [] }, cli: "-b, --bind", arg: "URI",
-                 doc: "Listen on URI: tcp://HOST:PORT (IPv4 or [IPv6]) or unix://PATH. " \
-                      "Repeat for several. PORT is 1-65535, or 0 for a free port the kernel picks. " \
-                      "Add ?proxy_protocol=true for a bind behind a load balancer that sends the " \
+                 doc: "Listen on URI: tcp://HOST:PORT (IPv4 or [IPv6]), unix://PATH, or " \
+                      "ssl://HOST:PORT?cert=PATH&key=PATH[&ca=PATH&verify_mode=peer|force_peer] " \
+                      "(TLS: docs/TLS.md). Repeat for several. PORT is 1-65535, or 0 for a free port the kernel picks. " \
+                      "Add ?proxy_protocol=true to a tcp or unix bind behind a load balancer that sends the " \
                       "PROXY protocol (v1 or v2; docs/SECURITY.md): every connection must begin " \
                       "with its header. Default tcp://0.0.0.0:9292."),
       Option.new(name: :port, default: nil, cli: "-p, --port", arg: "PORT",

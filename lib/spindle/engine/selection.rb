@@ -33,6 +33,7 @@ module Spindle
         @selector = NIO::Selector.new
         @conns = {} # socket => Connection
         @outcomes = {}.compare_by_identity # Connection => the outcome of the response it is writing
+        @tls_writing = {}.compare_by_identity # TLS Connections watched for room to finish a read
         @accepting = false
         @next_expiry = 0
         @full_until = 0
@@ -88,6 +89,22 @@ module Spindle
         @selector.deregister(conn.io)
         @conns.delete(conn.io)
         @outcomes.delete(conn)
+        @tls_writing.delete(conn) unless @tls_writing.empty?
+      end
+
+      # After a read on a TLS connection still watched for its request: a
+      # read that must write first (a handshake or key update the client is
+      # slow to take) waits for room to write, since no byte will come until
+      # the client has what we owe; once the read went through, for bytes again.
+      def follow_tls(conn)
+        return unless @conns[conn.io].equal?(conn) && !@outcomes.key?(conn)
+
+        wants_write = conn.io.wants_write?
+        return if wants_write == @tls_writing.key?(conn)
+
+        @selector.deregister(conn.io)
+        @selector.register(conn.io, wants_write ? :w : :r).value = conn
+        wants_write ? @tls_writing[conn] = true : @tls_writing.delete(conn)
       end
 
       def drop(conn)

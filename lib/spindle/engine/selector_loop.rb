@@ -88,10 +88,14 @@ module Spindle
       # Writes what a slow reader's outbox holds; once it is out (and the
       # response's outcome keeps the connection), the strategy reads what
       # the client sent next.
+      #
+      # A TLS read may have had to write first (TLS::Socket#wants_write?):
+      # the selection then watches for room to write until it could.
       def ready(conn)
-        return @strategy.readable(conn) unless conn.outbox.pending?
+        return if conn.outbox.pending? && !(@selection.flush(conn) && conn.buffered?)
 
-        @strategy.readable(conn) if @selection.flush(conn) && conn.buffered?
+        @strategy.readable(conn)
+        @selection.follow_tls(conn) if conn.tls?
       end
 
       # Out of file descriptors: stop accepting for a moment and keep serving

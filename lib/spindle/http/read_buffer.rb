@@ -15,20 +15,28 @@ module Spindle
       SIZE = 16 * 1024
       READ_ERRORS = [Errno::ECONNRESET, Errno::EPIPE, Errno::ETIMEDOUT, IOError].freeze
 
-      # Reads what the socket has, without waiting: :data, :wait or :eof.
+      # Reads what the socket has, without waiting: :data, :wait or :eof. A
+      # TLS read may answer :wait_writable (it must write first): a wait too.
       def read_nonblock
         got = @offset < @buffer.bytesize ? append : refill
+        handshake_done if @handshaking && @io.established? # Connection's: TLS only
         return :data if got.is_a?(String)
 
-        got == :wait_readable ? :wait : :eof
+        got.nil? ? :eof : :wait
       rescue *READ_ERRORS
         :eof
       end
 
-      # True when bytes are here that the parser has not taken (pipelining).
-      def buffered? = @offset < @buffer.bytesize
+      # True when bytes are here that the parser has not taken (pipelining),
+      # or, on TLS, decrypted and waiting in OpenSSL, where epoll cannot see
+      # them (TLS::Socket#buffered?).
+      def buffered? = @offset < @buffer.bytesize || (@tls && @io.buffered?)
 
       private
+
+      # True when the buffer holds bytes the parser has not taken. Not
+      # #buffered?: bytes still in OpenSSL are not in the buffer to parse.
+      def unparsed? = @offset < @buffer.bytesize
 
       def init_read_buffer
         @buffer = String.new(capacity: SIZE, encoding: Encoding::BINARY)
