@@ -44,6 +44,7 @@ class Topology
   # hosts: how many host namespaces (h1..hN).
   def initialize(hosts: 3, dir: nil)
     Netns.sweep_stale
+    Topology.sweep_stale_dirs
     @netns = Netns.new
     @dir = dir || Dir.mktmpdir("spindle-topology")
     @hosts = (1..hosts).map { |i| :"h#{i}" }
@@ -206,6 +207,15 @@ class Topology
     @processes&.stop_all
     @netns&.teardown
     FileUtils.rm_rf(@dir) if @dir && ENV["SPINDLE_TOPOLOGY_KEEP"].to_s.empty?
+  end
+
+  # Run directories (Dir.mktmpdir names them with the creating pid) of runs
+  # killed before their teardown.
+  def self.sweep_stale_dirs
+    Dir[File.join(Dir.tmpdir, "spindle-topology*")].each do |dir|
+      pid = File.basename(dir)[/\Aspindle-topology\d+-(\d+)-/, 1]&.to_i
+      FileUtils.rm_rf(dir) if pid && !Netns.alive?(pid)
+    end
   end
 
   # Why namespaces cannot be used here, or nil when they can: the tests skip

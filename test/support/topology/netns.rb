@@ -87,8 +87,6 @@ class Topology
         system("ip", "netns", "del", ns, err: File::NULL) if ns
       end
 
-      private
-
       def alive?(pid)
         Process.kill(0, pid)
         true
@@ -97,6 +95,8 @@ class Topology
       rescue Errno::EPERM
         true
       end
+
+      private
 
       def kill(pid)
         Process.kill(:KILL, pid)
