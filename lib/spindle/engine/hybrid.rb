@@ -35,6 +35,7 @@ module Spindle
 
         def open_connection(...) = @handler.open_connection(...)
         def refuse(...) = @handler.refuse(...)
+        def refuse_proxy_header(...) = @handler.refuse_proxy_header(...)
         def writer = @handler.writer
 
         private
