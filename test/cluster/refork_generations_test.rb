@@ -68,7 +68,7 @@ class ReforkGenerationsTest < SpindleIntegrationTest
     end
     _, body = get_json(app, "/")
     assert_includes report["workers"].map { |w| w["pid"] }, body["pid"], "generation #{generation} answers"
-  rescue Minitest::Assertion => e
+  rescue Minitest::Assertion, PhaseTimeout => e
     raise e.class, "#{e.message}\nlast stats: #{children_summary(last)}\nlog:\n#{app.output.lines.last(30).join}"
   end
 

@@ -48,7 +48,14 @@ module Spindle
         @selector.select(timeout) { |monitor| yield monitor.value }
       end
 
-      def wakeup = @selector.wakeup
+      # From any thread. A pool thread that finishes just as the loop ends
+      # may call this after #close: nobody is left to wake, and raising would
+      # kill that thread and fail the process (a refork's mold did).
+      def wakeup
+        @selector.wakeup
+      rescue IOError
+        nil
+      end
 
       def watch(conn)
         @deadlines.renew(conn)
