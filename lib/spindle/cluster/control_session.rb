@@ -3,6 +3,7 @@
 require "digest"
 require "io/wait"
 require "json"
+require_relative "../side_endpoint"
 
 module Spindle
   module Cluster
@@ -104,15 +105,7 @@ module Spindle
         end
       end
 
-      def read_some(size, limit)
-        loop do
-          chunk = @socket.read_nonblock(size, exception: false)
-          return chunk unless chunk == :wait_readable
-
-          remaining = limit - ControlSession.now
-          return :timeout if remaining <= 0 || !@socket.wait_readable(remaining)
-        end
-      end
+      def read_some(size, limit) = SideEndpoint.read_before(@socket, size, limit)
 
       # The line is parsed only to find the token: nothing is queued or asked
       # of the master before the token matches.
@@ -154,20 +147,9 @@ module Spindle
 
       def error(message) = { "error" => message }
 
-      # Gives up quietly past write_deadline: a client that reads nothing
-      # cannot hold its thread.
+      # Gives up quietly past write_deadline (SideEndpoint.write_within).
       def write_reply(reply)
-        data = "#{JSON.generate(reply)}\n".b
-        limit = ControlSession.now + @limits.write_deadline
-        until data.empty?
-          written = @socket.write_nonblock(data, exception: false)
-          if written == :wait_writable
-            remaining = limit - ControlSession.now
-            return if remaining <= 0 || !@socket.wait_writable(remaining)
-          else
-            data = data.byteslice(written..)
-          end
-        end
+        SideEndpoint.write_within(@socket, "#{JSON.generate(reply)}\n".b, @limits.write_deadline)
       end
     end
   end

@@ -3,6 +3,7 @@
 require "io/wait"
 require "socket"
 require_relative "exposition"
+require_relative "../side_endpoint"
 
 module Spindle
   module Metrics
@@ -89,15 +90,7 @@ module Spindle
         end
       end
 
-      def read_some(size, limit)
-        loop do
-          chunk = @socket.read_nonblock(size, exception: false)
-          return chunk unless chunk == :wait_readable
-
-          remaining = limit - Exchange.now
-          return :timeout if remaining <= 0 || !@socket.wait_readable(remaining)
-        end
-      end
+      def read_some(size, limit) = SideEndpoint.read_before(@socket, size, limit)
 
       def reply(status, body, content_type: "text/plain; charset=utf-8", head_only: false, allow: false)
         head = +"HTTP/1.1 #{status} #{REASONS.fetch(status)}\r\ncontent-type: #{content_type}\r\n" \
@@ -119,19 +112,9 @@ module Spindle
         end
       end
 
-      # Gives up quietly past write_deadline: a client that reads nothing
-      # cannot hold its thread.
+      # Gives up quietly past write_deadline (SideEndpoint.write_within).
       def write_all(data)
-        limit = Exchange.now + @limits.write_deadline
-        until data.empty?
-          written = @socket.write_nonblock(data, exception: false)
-          if written == :wait_writable
-            remaining = limit - Exchange.now
-            return if remaining <= 0 || !@socket.wait_writable(remaining)
-          else
-            data = data.byteslice(written..)
-          end
-        end
+        SideEndpoint.write_within(@socket, data, @limits.write_deadline)
       end
     end
   end
