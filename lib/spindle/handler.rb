@@ -43,9 +43,7 @@ module Spindle
       @health = HealthCheck.for(config.health_path)
       @forwarded = config.trusted_proxies && HTTP::Forwarded.new(config.trusted_proxies)
       @base_env = base_env(multithread, multiprocess)
-      @proxy_refusals = 0
-      @proxy_logged_at = nil
-      @proxy_log_lock = Mutex.new
+      @proxy_refusals = Log::Throttle.new(log, PROXY_LOG_EVERY)
     end
 
     # Set when a stop begins (the drain delay, or the drain itself): responses
@@ -134,18 +132,8 @@ module Spindle
     # A connection on a PROXY bind whose first bytes are no valid PROXY
     # header: it is closed unanswered (the caller closes it); this logs it.
     def refuse_proxy_header(conn, error)
-      peer = conn.env_template["REMOTE_ADDR"]
-      @proxy_log_lock.synchronize do
-        @proxy_refusals += 1
-        now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-        next if @proxy_logged_at && now - @proxy_logged_at < PROXY_LOG_EVERY
-
-        more = @proxy_refusals > 1 ? " (#{@proxy_refusals - 1} more refused since the last line)" : ""
-        @log.error("PROXY protocol header refused from #{Log.escape(peer.to_s)}: #{error.message}; " \
-                   "connection closed unanswered#{more}")
-        @proxy_logged_at = now
-        @proxy_refusals = 0
-      end
+      peer = Log.escape(conn.env_template["REMOTE_ADDR"].to_s)
+      @proxy_refusals.error("PROXY protocol header refused from #{peer}: #{error.message}; connection closed unanswered")
     end
 
     private

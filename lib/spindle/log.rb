@@ -4,6 +4,7 @@ require_relative "log/sink"
 require_relative "log/line_format"
 require_relative "log/access_log"
 require_relative "log/reopen"
+require_relative "log/throttle"
 
 module Spindle
   # Spindle's log. Every line says when (ISO 8601 UTC, milliseconds), which

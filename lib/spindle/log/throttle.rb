@@ -1,0 +1,30 @@
+# frozen_string_literal: true
+
+module Spindle
+  class Log
+    # One kind of error line that the network can cause at any rate (a
+    # scanner on a PROXY bind): logged the first time, then at most once per
+    # `every` seconds, saying how many were not logged in between. Thread-safe.
+    class Throttle
+      def initialize(log, every)
+        @log = log
+        @every = every
+        @lock = Mutex.new
+        @unlogged = 0
+        @logged_at = nil
+      end
+
+      def error(line)
+        @lock.synchronize do
+          now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+          next @unlogged += 1 if @logged_at && now - @logged_at < @every
+
+          more = @unlogged.positive? ? " (#{@unlogged} more since the last line)" : ""
+          @log.error("#{line}#{more}")
+          @logged_at = now
+          @unlogged = 0
+        end
+      end
+    end
+  end
+end
