@@ -201,6 +201,16 @@ class Topology
 
   def processes = @processes
 
+  # The ERROR lines (and the backtraces under them) of every host's log: a
+  # failed request's server-side cause, for failure messages.
+  def host_errors(limit = 60)
+    Dir[File.join(@dir, "h*.log")].sort.flat_map do |log|
+      keep = false
+      File.readlines(log).select { |line| keep = line.include?(" ERROR ") || (keep && line.start_with?(" ")) }
+                         .map { |line| "#{File.basename(log)}: #{line}" }
+    end.first(limit).join
+  end
+
   # Kills whatever runs in the namespaces, deletes them and the run
   # directory (kept when SPINDLE_TOPOLOGY_KEEP is set, for a post-mortem).
   def teardown

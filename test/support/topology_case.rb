@@ -71,7 +71,8 @@ class TopologyCase < Minitest::Test
   end
 
   def describe(records)
-    records.first(10).map { |r| "#{r.kind} #{r.status} #{r.error}" }.join("\n")
+    records.first(10).map { |r| "#{r.kind} #{r.status} #{r.error}" }.join("\n") +
+      "\nhost errors:\n#{@topology.host_errors}"
   end
 
   def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)

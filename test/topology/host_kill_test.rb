@@ -48,7 +48,8 @@ class HostKillTest < TopologyCase
     failed = records.reject(&:ok)
     report = "#{what}: #{failed.size} failed of #{records.size} requests; #{held} connections from the balancer " \
              "to it were open at the kill or opened after; the balancer closed the last #{((closed - kill_start) * 1000).round} ms after the kill\n" +
-             failed.map { |r| format("%s %d %+.3f..%+.3f s %s", r.kind, r.status, r.start - kill_start, r.finish - kill_start, r.error) }.join("\n")
+             failed.map { |r| format("%s %d %+.3f..%+.3f s %s", r.kind, r.status, r.start - kill_start, r.finish - kill_start, r.error) }.join("\n") +
+             "\nhost errors:\n#{@topology.host_errors}"
     assert_empty failed.reject(&:post?), "GETs failed (#{report})"
     assert_operator failed.size, :<=, held, "more POSTs failed than connections to the dead host (#{report})"
     late = failed.select { |r| r.start > closed }

@@ -3,7 +3,9 @@
 # Echoes the request back as JSON: what the server put in the env and the body
 # it handed the app. Tests compare this with what they sent.
 require "json"
-require "digest"
+# digest/sha2, not digest: Digest autoloads SHA256 on first use, and two
+# threads doing that at once raise "Digest::Base cannot be directly inherited".
+require "digest/sha2"
 
 echo = lambda do |env|
   input = env["rack.input"]

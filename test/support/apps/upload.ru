@@ -4,7 +4,9 @@
 # the server buffered it: the class of rack.input as the server passed it
 # (looked at before Rack::Lint wraps it) and whether it is file-backed.
 require "json"
-require "digest"
+# digest/sha2, not digest: Digest autoloads SHA256 on first use, and two
+# threads doing that at once raise "Digest::Base cannot be directly inherited".
+require "digest/sha2"
 require "tempfile"
 
 measure = lambda do |env|

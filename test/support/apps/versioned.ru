@@ -10,7 +10,9 @@
 #   GET /version  the version
 #   POST anything the body's size and SHA-256, so the client checks it arrived whole
 #   GET anything  "VERSION HOST"
-require "digest"
+# digest/sha2, not digest: Digest autoloads SHA256 on first use, and two
+# threads doing that at once raise "Digest::Base cannot be directly inherited".
+require "digest/sha2"
 
 version = File.read(ENV.fetch("SPINDLE_TOPOLOGY_VERSION_FILE")).strip
 # A release that cannot load, as an app with a syntax error: its hot restart fails.
