@@ -77,7 +77,15 @@ module Spindle
         end
       end
 
+      # A stop from here on ends the mold-to-be at once, as the mold's own
+      # traps do: rebound before stopping? is asked again, so a TERM the
+      # signal thread takes in between cannot start a second drain in the
+      # mold (which waited out the shutdown timeout while a stopping master
+      # waited for it).
       def become_mold
+        @signals.on_stop { exit!(0) }.on_force { exit!(0) }
+        return if @signals.stopping?
+
         Mold.new(generation: @mold_generation, channel: @channel, app: @app, config: @config,
                  log: @log, listeners: @listeners).run
       end
