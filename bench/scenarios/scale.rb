@@ -48,7 +48,7 @@ module Bench
       reason = Topology.unavailable_reason
       raise "the scale scenario needs network namespaces: #{reason}" if reason
 
-      Setup.peers! if @backends.include?("puma")
+      Setup.bundle!(Paths::GEMFILE) if @backends.include?("puma")
       Topology.open(hosts: HOST_COUNTS.max) do |topology|
         runs = (1..@rounds).flat_map do |round|
           [trial("nginx static, round #{round}", { backend: "nginx-static", hosts: 0, round: round }) { ceiling(topology) }] +
