@@ -76,10 +76,4 @@ class ControlEndpointTest < SpindleIntegrationTest
 
   private
 
-  def free_port
-    server = TCPServer.new("127.0.0.1", 0)
-    server.local_address.ip_port
-  ensure
-    server&.close
-  end
 end

@@ -86,11 +86,4 @@ class BindsTest < SpindleIntegrationTest
     false
   end
 
-  # A port that was free a moment ago (bound to 0 and released).
-  def free_port
-    server = TCPServer.new("127.0.0.1", 0)
-    server.addr[1]
-  ensure
-    server&.close
-  end
 end

@@ -246,13 +246,6 @@ class CliTest < SpindleIntegrationTest
 
   private
 
-  # A port that was free a moment ago (bound to 0 and released).
-  def free_port
-    server = TCPServer.new("127.0.0.1", 0)
-    server.addr[1]
-  ensure
-    server&.close
-  end
 
   def assert_one_error_line(process, exitstatus, mentions)
     status = process.status

@@ -6,6 +6,7 @@ require_relative "../support/spindle_process"
 # `rackup -s spindle` finds Spindle's handler and serves through it, with
 # every option the CLI has as -O Name=VALUE.
 class RackupHandlerTest < Minitest::Test
+  include FreePort
   ROOT = SpindleProcess::ROOT
   APP = File.join(ROOT, "examples", "hello", "config.ru")
 
@@ -83,12 +84,6 @@ class RackupHandlerTest < Minitest::Test
     connection&.close
   end
 
-  def free_port
-    server = TCPServer.new("127.0.0.1", 0)
-    server.addr[1]
-  ensure
-    server&.close
-  end
 
   def wait_for_line(io, pattern, deadline: 30)
     limit = Process.clock_gettime(Process::CLOCK_MONOTONIC) + deadline

@@ -9,14 +9,7 @@ require_relative "../support/tls_setup"
 class TlsReloadTest < SpindleIntegrationTest
   include TlsClients
 
-  def setup
-    @files = TlsFiles.new
-    @files.server_pair(2)
-  end
-
-  def teardown
-    @files.cleanup
-  end
+  include TlsFixture
 
   def test_hup_reloads_the_pair_in_a_single_process
     server = spawn_tls_server("-b", @files.bind, app_path("tls"))

@@ -13,14 +13,7 @@ class TlsEnginesTest < SpindleIntegrationTest
   ENGINES = { "blocking" => [], "threads" => ["-t", "2:2"], "fibers" => [], "hybrid" => ["-t", "2:2"] }.freeze
   HEADER_TIMEOUT = "2"
 
-  def setup
-    @files = TlsFiles.new
-    @files.server_pair(2)
-  end
-
-  def teardown
-    @files.cleanup
-  end
+  include TlsFixture
 
   ENGINES.each do |engine, extra|
     define_method("test_real_clients_with_#{engine}") do

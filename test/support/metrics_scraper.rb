@@ -72,14 +72,6 @@ module MetricsScraper
     connection&.close
   end
 
-  # A port nobody listens on now, for a test that needs the same address
-  # across a restart (port 0 would give the new process another one).
-  def free_port
-    server = TCPServer.new("127.0.0.1", 0)
-    server.local_address.ip_port
-  ensure
-    server&.close
-  end
 
   def assert_promtool_accepts(scrape)
     skip "promtool is not installed (Debian's prometheus package; bin/test installs it)" unless File.executable?(PROMTOOL)

@@ -4,6 +4,7 @@ require "socket"
 require "tmpdir"
 require "fileutils"
 require_relative "waiting"
+require_relative "free_port"
 
 # A real nginx or HAProxy on loopback in front of a test's bin/spindle, from a
 # config written into a fresh directory: the proxy in front of the server
@@ -12,6 +13,7 @@ require_relative "waiting"
 # the directory. Loopback only.
 class ProxyServer
   include Waiting
+  include FreePort
 
   START_DEADLINE = 15
 
@@ -64,15 +66,6 @@ class ProxyServer
     false
   end
 
-  # Bound and closed at once; the proxy binds it a moment later. A loopback
-  # port freshly released is not taken by another process in that moment
-  # unless a test machine is very busy: the start then fails loudly.
-  def free_port
-    server = TCPServer.new("127.0.0.1", 0)
-    server.addr[1]
-  ensure
-    server&.close
-  end
 
   # Minitest's flunk, for Waiting#wait_until outside a test.
   def flunk(message) = raise(message)

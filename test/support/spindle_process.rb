@@ -8,6 +8,7 @@ require "tmpdir"
 require "fileutils"
 require_relative "http_client"
 require_relative "waiting"
+require_relative "free_port"
 
 # One real `bin/spindle` process, started the way an operator starts it.
 #
@@ -391,6 +392,7 @@ end
 #   after it, whatever happened.
 class SpindleIntegrationTest < Minitest::Test
   include Waiting
+  include FreePort
 
   PHASE_TIMEOUT = Float(ENV.fetch("SPINDLE_TEST_TIMEOUT", "60"))
   APPS = File.join(SpindleProcess::ROOT, "test", "support", "apps")

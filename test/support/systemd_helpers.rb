@@ -51,13 +51,6 @@ module SystemdHelpers
     process
   end
 
-  # A free loopback port: bound and closed here, handed to systemd-socket-activate.
-  def free_port
-    server = TCPServer.new("127.0.0.1", 0)
-    server.addr[1]
-  ensure
-    server&.close
-  end
 
   # GET / on a fresh connection to a bind; the JSON body of test/support/apps/systemd.ru.
   def app_report(process, bind = process.binds.first)

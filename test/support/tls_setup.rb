@@ -202,3 +202,17 @@ module TlsClients
     false
   end
 end
+
+# A test's own throwaway CA and server pair (serial 2), removed after it.
+module TlsFixture
+  def setup
+    super
+    @files = TlsFiles.new
+    @files.server_pair(2)
+  end
+
+  def teardown
+    @files&.cleanup
+    super
+  end
+end

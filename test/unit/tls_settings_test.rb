@@ -6,14 +6,7 @@ require_relative "../support/tls_setup"
 
 # An ssl:// bind that cannot work stops the boot with one line that says why.
 class TlsSettingsTest < Minitest::Test
-  def setup
-    @files = TlsFiles.new
-    @files.server_pair(2)
-  end
-
-  def teardown
-    @files.cleanup
-  end
+  include TlsFixture
 
   def test_opens_and_serves_the_pair
     listener = Spindle::Listener.open(@files.bind, backlog: 8)
