@@ -196,7 +196,7 @@ module Spindle
         end
         head << "content-length: " << (LENGTHS[length] || length.to_s) << "\r\n"
         finish_head(head, keep_alive, env)
-        send_parts(conn, head, parts, true)
+        send_parts(conn, head, parts, true, checked: true)
         env[BODY_BYTES] = length if @count_bytes
         keep_alive ? :keep_alive : :close
       end
@@ -204,10 +204,11 @@ module Spindle
       # Small responses go out in one write: one syscall, one TCP segment.
       # held: the parts are already in memory (an Array body), so a slow client
       # may keep them waiting in the connection's outbox whatever their size.
-      def send_parts(conn, head, parts, held)
+      # checked: every part is known to be a String (#write_array looked).
+      def send_parts(conn, head, parts, held, checked: false)
         sent = 0
         parts.each do |part|
-          check_part(part)
+          check_part(part) unless checked
           sent += part.bytesize
           if head && head.bytesize + part.bytesize <= COALESCE_LIMIT
             head << part
