@@ -56,7 +56,7 @@ module Spindle
       return :incomplete if @proxy_pending && !take_proxy_header
 
       @parser.env ||= @env_template.dup
-      loop do
+      while true # not `loop`: no block frame and StopIteration rescue per request
         parse_buffered(@parser, @body)
         @input.drain(@body)
         return :complete if @parser.done?
