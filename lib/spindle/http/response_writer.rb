@@ -61,13 +61,14 @@ module Spindle
       def write(conn, env, status, headers, body, keep_alive)
         status = check_status(status)
         head = +@status_lines[status]
-        lines = HeaderLines.new(head, check_headers(headers), status)
+        check_headers(headers) unless headers.is_a?(Hash) # the common case costs no call
+        lines = HeaderLines.new(head, headers, status)
         report(lines.problems, env) if lines.problems
         head << @date.line unless lines.date
         return write_upgrade(conn, env, head, lines, body) if status == SWITCHING_PROTOCOLS
         return write_partial_hijack(conn, head, lines.hijack) if lines.hijack
 
-        check_body(body)
+        check_body(body) unless body.is_a?(Array)
         return write_bodyless(conn, env, head, status, keep_alive) if env["REQUEST_METHOD"] == HEAD || bodyless?(status)
 
         write_with_body(conn, env, head, lines, body, keep_alive)
@@ -106,7 +107,7 @@ module Spindle
       end
 
       def check_headers(headers)
-        return headers if headers.respond_to?(:each)
+        return if headers.respond_to?(:each)
 
         raise InvalidResponse, "the headers are #{headers.class}; Rack requires a Hash"
       end
