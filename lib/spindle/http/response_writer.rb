@@ -124,9 +124,10 @@ module Spindle
       end
 
       # Rack SPEC: every body part is a String. Checked as each part comes, so
-      # that an Array body's bad part is found before its head goes out.
-      def check_part(part)
-        raise InvalidResponse, "body part is a #{part.class}, not a String" unless part.is_a?(String)
+      # that an Array body's bad part is found before its head goes out; the
+      # callers test is_a?(String) inline and call this for any other part.
+      def refuse_part(part)
+        raise InvalidResponse, "body part is a #{part.class}, not a String"
       end
 
       def report(problems, env)
@@ -192,7 +193,7 @@ module Spindle
       def write_array(conn, env, head, parts, keep_alive)
         length = 0
         parts.each do |part|
-          check_part(part)
+          refuse_part(part) unless part.is_a?(String)
           length += part.bytesize
         end
         head << "content-length: " << (LENGTHS[length] || length.to_s) << "\r\n"
@@ -209,7 +210,7 @@ module Spindle
       def send_parts(conn, head, parts, held, checked: false)
         sent = 0
         parts.each do |part|
-          check_part(part) unless checked
+          refuse_part(part) unless checked || part.is_a?(String)
           sent += part.bytesize
           if head && head.bytesize + part.bytesize <= COALESCE_LIMIT
             head << part
@@ -272,7 +273,7 @@ module Spindle
         pending = head
         sent = 0
         body.each do |part|
-          check_part(part)
+          refuse_part(part) unless part.is_a?(String)
           next if part.empty? # an empty chunk would end the body
 
           conn.write(pending ? pending << chunk(part) : chunk(part))
@@ -292,7 +293,7 @@ module Spindle
         conn.write(head << CLOSE_LINE << "\r\n")
         sent = 0
         body.each do |part|
-          check_part(part)
+          refuse_part(part) unless part.is_a?(String)
           conn.write(part)
           sent += part.bytesize
         end
