@@ -25,7 +25,7 @@ module Spindle
       def read(conn)
         while true # not `loop`: no block frame and StopIteration rescue per request
           state = poll(conn)
-          @budget.wait_for_room if state == :complete
+          @budget.wait_for_room if state == :complete && @budget.over?
           return state unless state == :incomplete
 
           @deadlines.renew(conn)
