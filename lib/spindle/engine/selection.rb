@@ -41,7 +41,8 @@ module Spindle
 
       def size = @conns.size
       def empty? = @conns.empty?
-      def accepting? = @accepting
+      attr_reader :accepting
+      alias accepting? accepting # an attribute reader's alias stays as cheap: asked after every select
 
       # Yields each ready Listener or Connection.
       def select(timeout)

@@ -36,25 +36,24 @@ module Spindle
       end
 
       # The rack.input for the request. Whatever is still in buffer is the body.
+      #
+      # Bodiless requests on a connection share one read-only, rewound StringIO
+      # over a frozen empty string: nothing can be written to it, so nothing one
+      # request does to it is visible to the next but a closed state, which is
+      # replaced. (Inline: most requests take this path.)
       def finish(buffer)
         drain(buffer) if @file
-        return empty_input if buffer.empty? && !@file
+        if buffer.empty? && !@file
+          @empty = StringIO.new(EMPTY) if @empty.nil? || @empty.closed?
+          @empty.rewind
+          return @empty
+        end
         return StringIO.new(buffer.dup) unless @file
 
         file = @file
         @file = nil
         file.rewind
         file
-      end
-
-      # Bodiless requests on a connection share one read-only, rewound StringIO
-      # over a frozen empty string: nothing can be written to it, so nothing one
-      # request does to it is visible to the next but a closed state, which is
-      # replaced.
-      def empty_input
-        @empty = StringIO.new(EMPTY) if @empty.nil? || @empty.closed?
-        @empty.rewind
-        @empty
       end
 
       # Frees a tempfile that never reached the app (the client went away).

@@ -69,7 +69,9 @@ module Spindle
         return write_partial_hijack(conn, head, lines.hijack) if lines.hijack
 
         check_body(body) unless body.is_a?(Array)
-        return write_bodyless(conn, env, head, status, keep_alive) if env["REQUEST_METHOD"] == HEAD || bodyless?(status)
+        if env["REQUEST_METHOD"] == HEAD || (status != 200 && bodyless?(status)) # a 200 asks nothing more
+          return write_bodyless(conn, env, head, status, keep_alive)
+        end
 
         write_with_body(conn, env, head, lines, body, keep_alive)
       end
