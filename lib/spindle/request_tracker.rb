@@ -13,7 +13,7 @@ module Spindle
 
     def initialize(durations: true)
       @mutex = Thread::Mutex.new
-      @started = {} # connection => when its current request began
+      @started = {}.compare_by_identity # connection => when its current request began (no #hash call per request)
       @served = 0
       @durations = Metrics::DurationHistogram.new if durations
     end

@@ -51,7 +51,7 @@ module Spindle
         @log = log
         @deadlines = Deadlines.new(config)
         @reader = RequestReader.new(handler, config, @deadlines)
-        @connections = {} # Connection => its Async::Task
+        @connections = {}.compare_by_identity # Connection => its Async::Task
         @wake_r, @wake_w = IO.pipe
       end
 

@@ -31,7 +31,7 @@ module Spindle
         @writer = writer
         @deadlines = deadlines
         @selector = NIO::Selector.new
-        @conns = {} # socket => Connection
+        @conns = {}.compare_by_identity # socket => Connection
         @outcomes = {}.compare_by_identity # Connection => the outcome of the response it is writing
         @tls_writing = {}.compare_by_identity # TLS Connections watched for room to finish a read
         @accepting = false
