@@ -23,16 +23,29 @@ module Bench
   end
   # engine => [model, whether -t applies]. Every engine gets the same -t
   # flag; blocking and fibers run on one thread and ignore it.
-  {
+  engines = {
     "blocking" => ["one request at a time per process (the reference)", false],
     "threads" => ["reactor + thread pool", true],
     "fibers" => ["one fiber loop, a fiber per connection", false],
     "hybrid" => ["several threads, each with a fiber loop", true],
-  }.each do |engine, (model, threaded)|
+  }
+  engines.each do |engine, (model, threaded)|
     s.add "spindle-#{engine}", family: :spindle, runtime: :spindle, model: model, threaded: threaded,
                                command: spindle.call(engine), version: -> { Versions.spindle },
                                notes: ("one thread; ignores -t" unless threaded),
                                ready_timeout: 120 # the first start may compile the C extension
+  end
+
+  # SPINDLE_BASELINE=REV (Bench::Baseline): each engine again, as committed
+  # at REV. A peer in the reports, so "x Spindle best" compares against it.
+  if (rev = Baseline.rev)
+    root = nil
+    engines.each do |engine, (model, threaded)|
+      s.add "spindle-#{engine}@#{rev}", family: :peer, runtime: :spindle, model: model, threaded: threaded,
+                                        root: -> { root ||= Baseline.checkout(rev) },
+                                        command: spindle.call(engine), version: -> { "#{rev} (baseline)" },
+                                        notes: "Spindle at #{rev} (SPINDLE_BASELINE)", ready_timeout: 120
+    end
   end
 
   s.add "puma", family: :peer, runtime: :peers, model: "reactor + thread pool", threaded: true,

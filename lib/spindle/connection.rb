@@ -56,9 +56,9 @@ module Spindle
       return :incomplete if @proxy_pending && !take_proxy_header
 
       @parser.env ||= @env_template.dup
-      loop do
+      while true # not `loop`: no block frame and StopIteration rescue per request
         parse_buffered(@parser, @body)
-        @input.drain(@body)
+        @input.drain(@body) unless @body.empty?
         return :complete if @parser.done?
 
         send_continue if @parser.head_complete? && !@continue_sent
@@ -84,7 +84,8 @@ module Spindle
     # True while #wait_for_client waits.
     def waiting_for_client? = @waiting
 
-    def tls? = @tls
+    attr_reader :tls
+    alias tls? tls # an attr_reader's alias keeps its fast call: asked after every read
 
     # True between requests: no byte of the next one has arrived yet (since
     # marks.idle_since: accepted or its TLS handshake done, or its last

@@ -32,7 +32,7 @@ module Spindle
     def initialize(app, config, log, multithread:, multiprocess: false)
       @app = app
       @log = log
-      @tracker = RequestTracker.new
+      @tracker = RequestTracker.new(durations: !config.metrics.nil?)
       @config = config
       @max_requests = config.max_keepalive_requests
       @oob_gc_every = config.oob_gc_every
@@ -105,9 +105,9 @@ module Spindle
       outcome
     ensure
       close_body(body)
-      response_finished(env, status, headers, error) if env
+      response_finished(env, status, headers, error) if env && !env[RESPONSE_FINISHED]&.empty?
       @tracker.finish(conn)
-      collect_garbage
+      collect_garbage if @oob_gc_every
       conn.reset_for_next_request if outcome == :keep_alive
     end
 
@@ -206,7 +206,7 @@ module Spindle
     # Out-of-band GC: after the response is sent, when no other request is in
     # flight, so no client waits on the collection.
     def collect_garbage
-      return unless @oob_gc_every && (@tracker.served % @oob_gc_every).zero? && @tracker.in_flight.zero?
+      return unless (@tracker.served % @oob_gc_every).zero? && @tracker.in_flight.zero?
 
       GC.start
     end

@@ -6,16 +6,16 @@ module Spindle
   # Counts requests for stats and heartbeats: how many served, how many in
   # flight, and how long the oldest in-flight one has run (how the cluster finds
   # a request that hangs), and how long the finished ones took
-  # (Metrics::DurationHistogram: from the app call to the response written).
-  # Thread-safe; one per process.
+  # (Metrics::DurationHistogram: from the app call to the response written;
+  # kept only with --metrics, the one reader of it). Thread-safe; one per process.
   class RequestTracker
     attr_reader :served
 
-    def initialize
+    def initialize(durations: true)
       @mutex = Thread::Mutex.new
       @started = {} # connection => when its current request began
       @served = 0
-      @durations = Metrics::DurationHistogram.new
+      @durations = Metrics::DurationHistogram.new if durations
     end
 
     def start(conn)
@@ -28,12 +28,14 @@ module Spindle
       @mutex.synchronize do
         started = @started.delete(conn)
         @served += 1
-        @durations.observe(now - started) if started
+        @durations.observe(now - started) if started && @durations
       end
     end
 
     # A Metrics::DurationHistogram::Snapshot of the requests finished so far.
-    def durations = @mutex.synchronize { @durations.snapshot }
+    def durations
+      @mutex.synchronize { @durations&.snapshot } || Metrics::DurationHistogram::Snapshot.empty
+    end
 
     def in_flight = @mutex.synchronize { @started.size }
 

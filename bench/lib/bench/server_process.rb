@@ -113,7 +113,11 @@ module Bench
     def runtime(spec, command, gemfile)
       env = BASE_ENV.merge("RUBY_YJIT_ENABLE" => (Lane.yjit? ? "1" : nil))
       case spec.runtime
-      when :spindle then [env.merge("BUNDLE_GEMFILE" => gemfile || Paths::SERVER_GEMFILE), command, Paths::ROOT]
+      when :spindle
+        return [env.merge("BUNDLE_GEMFILE" => gemfile || Paths::SERVER_GEMFILE), command, Paths::ROOT] unless spec.root
+
+        root = spec.root.call
+        [env.merge("BUNDLE_GEMFILE" => gemfile || File.join(root, "Gemfile")), command, root]
       when :peers then [env.merge("BUNDLE_GEMFILE" => gemfile || Paths::GEMFILE), ["bundle", "exec", *command], Paths::BENCH]
       when :system then [env, command, Paths::BENCH]
       else raise ArgumentError, "#{spec.name}: unknown runtime #{spec.runtime.inspect}"

@@ -14,9 +14,11 @@ module Bench
   # command     ->(launch) { argv }, launch being a Bench::Launch.
   # version     -> { "1.2.3" }, asked once per run.
   # unavailable a reason when the server cannot run at all here.
+  # root        -> { path }: the Spindle checkout a :spindle runtime runs
+  #             from, when not this one (Bench::Baseline).
   ServerSpec = Struct.new(:name, :family, :runtime, :model, :threaded, :command, :version,
-                          :ready_timeout, :unavailable, :notes, keyword_init: true) do
-    def initialize(ready_timeout: 30, threaded: false, unavailable: nil, notes: nil, **rest)
+                          :ready_timeout, :unavailable, :notes, :root, keyword_init: true) do
+    def initialize(ready_timeout: 30, threaded: false, unavailable: nil, notes: nil, root: nil, **rest)
       super
     end
 

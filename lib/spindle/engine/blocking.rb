@@ -83,7 +83,7 @@ module Spindle
       end
 
       def between_turns(_stopping)
-        serve_set_aside unless @budget.over?
+        serve_set_aside unless @set_aside.empty? || @budget.over?
       end
 
       def accept? = true

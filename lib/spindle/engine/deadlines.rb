@@ -44,7 +44,7 @@ module Spindle
       end
 
       # Sets conn's deadline from now, given that it just made progress.
-      def renew(conn, now = Deadlines.now)
+      def renew(conn, now = Process.clock_gettime(Process::CLOCK_MONOTONIC))
         conn.marks.at = if conn.outbox.pending?
                           now + @write
                         elsif conn.idle?

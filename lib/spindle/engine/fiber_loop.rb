@@ -119,7 +119,10 @@ module Spindle
           return conn.close unless conn.outbox.finish && outcome == :keep_alive
 
           turns = conn.buffered? ? turns + 1 : 0 # not buffered: read_next waits, and yields
-          Fiber.scheduler.yield if (turns % TURNS).zero? && turns.positive?
+          if turns == TURNS
+            Fiber.scheduler.yield
+            turns = 0
+          end
           state = @reader.read_next(conn)
         end
       end

@@ -24,12 +24,16 @@ module Spindle
       class TakingTurns
         def initialize(handler)
           @handler = handler
-          @turn_began = now
+          @turn_began = Process.clock_gettime(Process::CLOCK_MONOTONIC)
         end
 
+        # The clock is read here, not through helpers: this runs per request.
         def serve(conn)
           outcome = @handler.serve(conn)
-          take_turns
+          if Process.clock_gettime(Process::CLOCK_MONOTONIC) - @turn_began >= SLICE
+            Thread.pass
+            @turn_began = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+          end
           outcome
         end
 
@@ -38,16 +42,6 @@ module Spindle
         def refuse_proxy_header(...) = @handler.refuse_proxy_header(...)
         def writer = @handler.writer
 
-        private
-
-        def take_turns
-          return if now - @turn_began < SLICE
-
-          Thread.pass
-          @turn_began = now
-        end
-
-        def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
       end
 
       def self.multithread? = true

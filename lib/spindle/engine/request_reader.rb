@@ -23,9 +23,9 @@ module Spindle
       # waits while the process's output budget is spent: its app call would
       # add a response to what slow readers already hold.
       def read(conn)
-        loop do
+        while true # not `loop`: no block frame and StopIteration rescue per request
           state = poll(conn)
-          @budget.wait_for_room if state == :complete
+          @budget.wait_for_room if state == :complete && @budget.over?
           return state unless state == :incomplete
 
           @deadlines.renew(conn)
@@ -50,7 +50,7 @@ module Spindle
       def poll(conn)
         return :complete if conn.buffered? && conn.advance == :complete
 
-        loop do
+        while true # not `loop`: no block frame and StopIteration rescue per request
           case conn.read_nonblock
           when :data then return :complete if conn.advance == :complete
           when :wait then return :incomplete

@@ -126,7 +126,7 @@ module Spindle
       # Closes what missed its deadline (408 mid-request); when draining, idle
       # keep-alive connections at once.
       def expire(draining)
-        now = Timeouts.now
+        now = Process.clock_gettime(Process::CLOCK_MONOTONIC) # after every select: no Timeouts.now frames
         return if now < @next_expiry && !draining
 
         @next_expiry = now + EXPIRY_INTERVAL

@@ -25,9 +25,10 @@ module Spindle
     #   close               # the loop ends: close what it still holds
     #
     # While the output budget is spent, at the connection cap with none idle,
-    # or while the strategy says no, the listeners are not watched, so new
-    # connections wait in the kernel's backlog (where other processes can take
-    # them) instead of in this process. At the cap, a new client takes the
+    # or while the strategy says no, the listeners are not watched (from the
+    # first connection that arrives meanwhile: #accept leaves it and unwatches
+    # them), so new connections wait in the kernel's backlog (where other
+    # processes can take them) instead of in this process. At the cap, a new client takes the
     # place of the connections idle the longest (Selection#room).
     class SelectorLoop
       BACK_OFF = 0.5
@@ -117,10 +118,16 @@ module Spindle
       # without closing an idle one while its last request was still away.
       def limit = @config.max_connections - @strategy.away
 
+      # Listeners watched stay watched until #accept finds it may not accept
+      # (a readable listener while accept? is false is unwatched there) or the
+      # stop begins. Asking accept? after every select cost a dozen method
+      # calls per keep-alive request, on the path where it holds all along.
       def balance_accepting
-        @backing_off = nil if @backing_off && Timeouts.now >= @backing_off
-        if @selection.accepting? then @selection.unwatch_listeners unless accept?
-        elsif accept? then @selection.watch_listeners
+        if @selection.accepting?
+          @selection.unwatch_listeners if @stopping
+        else
+          @backing_off = nil if @backing_off && Timeouts.now >= @backing_off
+          @selection.watch_listeners if accept?
         end
       end
     end

@@ -22,12 +22,13 @@ module Spindle
     # then has no spare thread, so the reactor accepts nothing either, and
     # keeps writing to the readers.
     class Threads
-      PIPELINE_TURNS = Integer(ENV.fetch("PT", "8"))
+      # Requests one connection gets served in a row on a pool thread.
+      PIPELINE_TURNS = 8
       # How long a pool thread waits for the next request on its keep-alive
       # connection, while no other request waits for a thread, before handing the
       # connection back to the reactor. A client that answers quickly (the next
       # request follows the response) then costs no thread handoffs at all.
-      FAST_KEEPALIVE = Float(ENV.fetch("FK", "0.005"))
+      FAST_KEEPALIVE = 0.005
 
       def self.multithread? = true
       def self.threads? = true # --threads sizes the pool

@@ -61,13 +61,14 @@ module Spindle
       def write(conn, env, status, headers, body, keep_alive)
         status = check_status(status)
         head = +@status_lines[status]
-        lines = HeaderLines.new(head, check_headers(headers), status)
+        check_headers(headers) unless headers.is_a?(Hash) # the common case costs no call
+        lines = HeaderLines.new(head, headers, status)
         report(lines.problems, env) if lines.problems
         head << @date.line unless lines.date
         return write_upgrade(conn, env, head, lines, body) if status == SWITCHING_PROTOCOLS
         return write_partial_hijack(conn, head, lines.hijack) if lines.hijack
 
-        check_body(body)
+        check_body(body) unless body.is_a?(Array)
         return write_bodyless(conn, env, head, status, keep_alive) if env["REQUEST_METHOD"] == HEAD || bodyless?(status)
 
         write_with_body(conn, env, head, lines, body, keep_alive)
@@ -106,7 +107,7 @@ module Spindle
       end
 
       def check_headers(headers)
-        return headers if headers.respond_to?(:each)
+        return if headers.respond_to?(:each)
 
         raise InvalidResponse, "the headers are #{headers.class}; Rack requires a Hash"
       end
@@ -123,9 +124,10 @@ module Spindle
       end
 
       # Rack SPEC: every body part is a String. Checked as each part comes, so
-      # that an Array body's bad part is found before its head goes out.
-      def check_part(part)
-        raise InvalidResponse, "body part is a #{part.class}, not a String" unless part.is_a?(String)
+      # that an Array body's bad part is found before its head goes out; the
+      # callers test is_a?(String) inline and call this for any other part.
+      def refuse_part(part)
+        raise InvalidResponse, "body part is a #{part.class}, not a String"
       end
 
       def report(problems, env)
@@ -191,12 +193,12 @@ module Spindle
       def write_array(conn, env, head, parts, keep_alive)
         length = 0
         parts.each do |part|
-          check_part(part)
+          refuse_part(part) unless part.is_a?(String)
           length += part.bytesize
         end
         head << "content-length: " << (LENGTHS[length] || length.to_s) << "\r\n"
         finish_head(head, keep_alive, env)
-        send_parts(conn, head, parts, true)
+        send_parts(conn, head, parts, true, checked: true)
         env[BODY_BYTES] = length if @count_bytes
         keep_alive ? :keep_alive : :close
       end
@@ -204,10 +206,11 @@ module Spindle
       # Small responses go out in one write: one syscall, one TCP segment.
       # held: the parts are already in memory (an Array body), so a slow client
       # may keep them waiting in the connection's outbox whatever their size.
-      def send_parts(conn, head, parts, held)
+      # checked: every part is known to be a String (#write_array looked).
+      def send_parts(conn, head, parts, held, checked: false)
         sent = 0
         parts.each do |part|
-          check_part(part)
+          refuse_part(part) unless checked || part.is_a?(String)
           sent += part.bytesize
           if head && head.bytesize + part.bytesize <= COALESCE_LIMIT
             head << part
@@ -270,7 +273,7 @@ module Spindle
         pending = head
         sent = 0
         body.each do |part|
-          check_part(part)
+          refuse_part(part) unless part.is_a?(String)
           next if part.empty? # an empty chunk would end the body
 
           conn.write(pending ? pending << chunk(part) : chunk(part))
@@ -290,7 +293,7 @@ module Spindle
         conn.write(head << CLOSE_LINE << "\r\n")
         sent = 0
         body.each do |part|
-          check_part(part)
+          refuse_part(part) unless part.is_a?(String)
           conn.write(part)
           sent += part.bytesize
         end
