@@ -22,9 +22,11 @@ class LaneTest < Minitest::Test
 
   def test_the_chroot_runs_the_same_command_without_ruby_and_with_yjit_said
     env, argv = Bench::Lane.command("3.3", %w[rails --ruby 3.3 --quick --servers spindle-*,puma], yjit: true)
-    assert_equal({ "SPINDLE_RUBY33_SCRIPT" => "bench/run" }, env)
+    assert_equal({ "SPINDLE_RUBY33_SCRIPT" => "bench/run", "SPINDLE_RUBY33_YJIT" => "1" }, env)
     assert_equal [File.join(Bench::Paths::ROOT, "bin/test-ruby3.3"), "rails", "--quick", "--servers", "spindle-*,puma", "--yjit"], argv
-    assert_equal %w[blog --no-yjit], Bench::Lane.command("3.3", %w[blog --ruby=3.3], yjit: false).last.drop(1)
+    env, argv = Bench::Lane.command("3.3", %w[blog --ruby=3.3], yjit: false)
+    assert_equal %w[blog --no-yjit], argv.drop(1)
+    assert_nil env["SPINDLE_RUBY33_YJIT"], "Debian's ruby3.3 without YJIT"
   end
 
   # Built, not started (the real blog's env would start PostgreSQL).

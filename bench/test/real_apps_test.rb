@@ -120,6 +120,20 @@ class RealAppsTest < Minitest::Test
                     "YJIT off for every server (asked for with --yjit, but this Ruby was built without it)"
   end
 
+  # Bench::YjitCheck: what each server's own binary said.
+  def test_the_page_names_the_servers_ruby_and_any_server_without_yjit
+    record = per_gb_record
+    yjit = "/opt/ruby3.3-yjit/bin/ruby"
+    record[:machine][:yjit] = { enabled_for_servers: true, asked: true, available: true,
+                                servers: { spindle: { ruby: yjit, enabled: true }, puma: { ruby: yjit, enabled: true } } }
+    assert_includes Bench::RailsPerGb.render(record, "x.json").first,
+                    "YJIT on for every server (RUBY_YJIT_ENABLE=1; RubyVM::YJIT.enabled? true in every server's Ruby, #{yjit})"
+    record[:machine][:yjit] = record[:machine][:yjit].merge(enabled_for_servers: false)
+    record[:machine][:yjit][:servers][:puma] = { ruby: "/usr/bin/ruby3.3", enabled: false }
+    assert_includes Bench::RailsPerGb.render(record, "x.json").first,
+                    "YJIT off for every server (asked for, but RubyVM::YJIT.enabled? was false in puma)"
+  end
+
   def test_the_chart_says_when_yjit_was_on
     record = per_gb_record.merge(settings: { rounds: 1, duration_s: 5, threads_per_process: 5, processes: [1] },
                                  load_generator: { threads: 1 })

@@ -44,9 +44,13 @@ module Spindle
     end
 
     # Ours keeps its name (bin/test-ruby3.3 finds stale stamps by it); another
-    # Gemfile's is named after its path.
+    # Gemfile's is named after its path. The platform tells apart two Rubies
+    # of one version, as it does for the extension's build directory
+    # (Native.build_dir): bench/run's Ruby 3.3 with YJIT (x86_64-linux) and
+    # Debian's ruby3.3 (x86_64-linux-gnu) install gems of their own, and one's
+    # stamp must not skip the other's `bundle check`.
     def stamp_for(gemfile, groups)
-      name = "bundle-ok-#{RUBY_VERSION}-#{groups.join('-')}"
+      name = "bundle-ok-#{RUBY_VERSION}-#{RUBY_PLATFORM}-#{groups.join('-')}"
       name += "-#{Digest::SHA256.hexdigest(gemfile)[0, 12]}" unless gemfile == OWN_FILES.first
       File.join(Native::ROOT, "tmp", name)
     end

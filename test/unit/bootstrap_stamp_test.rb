@@ -13,7 +13,7 @@ class BootstrapStampTest < Minitest::Test
   OWN = File.join(Spindle::Native::ROOT, "Gemfile")
 
   def test_our_gemfile_keeps_its_stamp_and_files
-    assert_equal File.join(Spindle::Native::ROOT, "tmp", "bundle-ok-#{RUBY_VERSION}-test"), Bootstrap.stamp_for(OWN, ["test"])
+    assert_equal File.join(Spindle::Native::ROOT, "tmp", "bundle-ok-#{RUBY_VERSION}-#{RUBY_PLATFORM}-test"), Bootstrap.stamp_for(OWN, ["test"])
     assert_equal Bootstrap::OWN_FILES, Bootstrap.watched_for(OWN)
   end
 

@@ -9,7 +9,10 @@ module Bench
   # ruby3.3/ lock names: the newest Puma and Falcon 3.3 allows), with YJIT on
   # for every Ruby server unless --no-yjit. YJIT is turned on by
   # RUBY_YJIT_ENABLE=1 in each server's environment (Bench::ServerProcess), the
-  # same for Spindle and the peers, and every report says which.
+  # same for Spindle and the peers, and every report says which. Debian's
+  # ruby3.3 has no YJIT: with YJIT the chroot runs bench/run, and so every
+  # server, on the Ruby 3.3 bench/ruby3.3/build-yjit builds there
+  # (SPINDLE_RUBY33_YJIT=1, bin/test-ruby3.3).
   module Lane
     HERE = RUBY_VERSION[/\A\d+\.\d+/]
     # A Ruby other than this machine's => the script that enters it.
@@ -30,7 +33,7 @@ module Bench
       # lock meanwhile (the chroot has a /tmp, and so a run lock, of its own).
       def command(ruby, argv, yjit:)
         script = CHROOTS.fetch(ruby) { raise ArgumentError, "no way to run Ruby #{ruby} here (known: #{RUBIES.join(', ')})" }
-        [{ "SPINDLE_RUBY33_SCRIPT" => "bench/run" },
+        [{ "SPINDLE_RUBY33_SCRIPT" => "bench/run", "SPINDLE_RUBY33_YJIT" => (yjit ? "1" : nil) },
          [File.join(Paths::ROOT, script), *without_ruby(argv), yjit ? "--yjit" : "--no-yjit"]]
       end
 

@@ -4,6 +4,7 @@ require "etc"
 require "rbconfig"
 require_relative "command"
 require_relative "lane"
+require_relative "yjit_check"
 
 module Bench
   # The machine a run happened on, as BENCHMARKS.md asks every report to say.
@@ -33,14 +34,15 @@ module Bench
       "unknown"
     end
 
-    # Servers run with RUBYOPT cleared, and YJIT on for all (RUBY_YJIT_ENABLE=1,
-    # --yjit; the default with --ruby 3.3) or for none; whether this Ruby can
-    # turn it on is recorded too.
+    # Servers run with RUBYOPT cleared, and YJIT asked for in all
+    # (RUBY_YJIT_ENABLE=1, --yjit; the default with --ruby 3.3) or in none.
+    # On only if every Ruby server's own binary said so (YjitCheck: a Ruby
+    # built without YJIT ignores the variable); whether this Ruby has it, and
+    # what each server ran, are recorded too.
     def yjit
-      probe = Command.capture({ "RUBYOPT" => nil }, [RbConfig.ruby, "--yjit", "-e", "print RubyVM::YJIT.enabled?"], timeout: 20)
-      available = probe.ok && probe.output.strip == "true"
-      # A Ruby built without YJIT ignores RUBY_YJIT_ENABLE: then it was off.
-      { enabled_for_servers: Lane.yjit? && available, asked: Lane.yjit?, available: available }
+      servers = YjitCheck.servers
+      { enabled_for_servers: Lane.yjit? && !servers.empty? && servers.values.all? { |s| s[:enabled] },
+        asked: Lane.yjit?, available: YjitCheck.enabled?(RbConfig.ruby), servers: servers }
     end
   end
 end

@@ -14,6 +14,7 @@ module Bench
     def self.around(scenario, load_generator)
       started = Time.now
       source = Versions.spindle_source
+      YjitCheck.reset # this scenario's servers only
       body = yield
       { scenario: scenario.to_record, started_at: started.iso8601, finished_at: Time.now.iso8601,
         machine: Machine.describe, load_generator: load_generator, **body, spindle_source: Versions.source_record(source) }

@@ -10,6 +10,7 @@ require_relative "free_port"
 require_relative "child"
 require_relative "setup"
 require_relative "lane"
+require_relative "yjit_check"
 
 module Bench
   # Starts one server from its registry entry in its own process group, waits
@@ -70,6 +71,7 @@ module Bench
       end
       @pgid = @pid # the group outlives its leader: kept to signal stragglers
       wait_until_ready
+      YjitCheck.server(launch.spec.name, pid) unless launch.spec.runtime == :system # nginx is no Ruby
       self
     end
 

@@ -35,11 +35,24 @@ module Bench
         MD
       end
 
+      # servers (records since YjitCheck): what RubyVM::YJIT.enabled? said in
+      # each server's own binary.
       def yjit_availability(yjit)
+        servers = yjit[:servers] || {}
+        return yjit_on(servers) if yjit[:enabled_for_servers]
         return "asked for with --yjit, but this Ruby was built without it" if yjit[:asked] && !yjit[:available]
         return "not available" unless yjit[:available]
 
-        yjit[:enabled_for_servers] ? "RUBY_YJIT_ENABLE=1" : "available, not enabled"
+        off = servers.reject { |_, s| s[:enabled] }.keys
+        return "available, not enabled" unless yjit[:asked] && !off.empty?
+
+        "asked for, but RubyVM::YJIT.enabled? was false in #{off.join(', ')}"
+      end
+
+      def yjit_on(servers)
+        return "RUBY_YJIT_ENABLE=1" if servers.empty? # a record from before the check
+
+        "RUBY_YJIT_ENABLE=1; RubyVM::YJIT.enabled? true in every server's Ruby, #{servers.values.map { |s| s[:ruby] }.uniq.join(', ')}"
       end
 
       # Date, machine and Ruby first, the scenario's rows, Spindle's source last.
