@@ -42,7 +42,7 @@ module Spindle
         @set_aside = [] # connections with a complete request, waiting for the budget or their turn
         @stopping = false
         @loop = SelectorLoop.new(@selection, self, handler: handler, config: config, log: log,
-                                                   tick: TICK, accept_burst: 1)
+                                                   tick: TICK, accept_burst: 1, share: nil)
       end
 
       def run = @loop.run

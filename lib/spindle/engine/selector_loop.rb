@@ -30,12 +30,24 @@ module Spindle
     # them), so new connections wait in the kernel's backlog (where other
     # processes can take them) instead of in this process. At the cap, a new client takes the
     # place of the connections idle the longest (Selection#room).
+    #
+    # In a cluster, the workers wait on the same listeners, and the one that
+    # wakes first takes what is in the backlog: with the threads engine's
+    # bursts, one worker took all 16 of a load's keep-alive connections in
+    # a third of the tries, and served them on its own while its sibling
+    # stayed idle (half the throughput, for the whole life of those
+    # connections). So a worker that holds its share of connections takes
+    # each further one only after a SIBLING_DELAY pause, in which an idle
+    # sibling takes it instead; a single process never pauses.
     class SelectorLoop
       BACK_OFF = 0.5
+      SIBLING_DELAY = 0.002
 
       # tick: the longest select; accept_burst: connections accepted per
-      # readable listener before looking at the others.
-      def initialize(selection, strategy, handler:, config:, log:, tick:, accept_burst:)
+      # readable listener before looking at the others; share: in a cluster,
+      # the connections held (in the selection or away) from which accepting
+      # pauses for SIBLING_DELAY after each one.
+      def initialize(selection, strategy, handler:, config:, log:, tick:, accept_burst:, share:)
         @selection = selection
         @strategy = strategy
         @handler = handler
@@ -43,9 +55,10 @@ module Spindle
         @log = log
         @tick = tick
         @accept_burst = accept_burst
+        @share = share if config.workers > 1
         @budget = OutputBudget.for(config, log)
         @stopping = false
-        @backing_off = nil
+        @paused_until = nil # accepting pauses: out of descriptors, or siblings first
       end
 
       def run
@@ -67,7 +80,7 @@ module Spindle
       private
 
       def turn
-        @selection.select(@tick) { |io_owner| io_owner.is_a?(Listener) ? accept(io_owner) : ready(io_owner) }
+        @selection.select(select_timeout) { |io_owner| io_owner.is_a?(Listener) ? accept(io_owner) : ready(io_owner) }
         @strategy.between_turns(@stopping)
         @selection.expire(@stopping)
         balance_accepting
@@ -81,6 +94,7 @@ module Spindle
           socket = listener.accept_nonblock or return
           @selection.evict(victims)
           @selection.watch(@handler.open_connection(socket, listener, Outbox.new(socket, @config)))
+          return pause(SIBLING_DELAY) if @share && ((@selection.size + @strategy.away) % @share).zero?
         end
       rescue Listener::Exhausted => e
         back_off(e) if @strategy.out_of_descriptors(@selection, e)
@@ -102,14 +116,25 @@ module Spindle
       # Out of file descriptors: stop accepting for a moment and keep serving
       # the connections we have; their closing frees descriptors.
       def back_off(error)
-        @log.error("cannot accept (#{error.message}); pausing accepts for #{BACK_OFF}s") unless @backing_off
+        @log.error("cannot accept (#{error.message}); pausing accepts for #{BACK_OFF}s") unless @paused_until
+        pause(BACK_OFF)
+      end
+
+      def pause(seconds)
         @selection.unwatch_listeners
-        @backing_off = Timeouts.now + BACK_OFF
+        @paused_until = Timeouts.now + seconds
+      end
+
+      # The tick, or less while a pause is to end sooner.
+      def select_timeout
+        return @tick unless @paused_until
+
+        (@paused_until - Timeouts.now).clamp(0, @tick)
       end
 
       def accept?
         !@stopping && @strategy.accept? && !@budget.over? && !@selection.full?(limit) &&
-          !(@backing_off && Timeouts.now < @backing_off)
+          !(@paused_until && Timeouts.now < @paused_until)
       end
 
       # What the selection may hold: the cap less the connections away from it
@@ -126,7 +151,7 @@ module Spindle
         if @selection.accepting?
           @selection.unwatch_listeners if @stopping
         else
-          @backing_off = nil if @backing_off && Timeouts.now >= @backing_off
+          @paused_until = nil if @paused_until && Timeouts.now >= @paused_until
           @selection.watch_listeners if accept?
         end
       end

@@ -46,7 +46,8 @@ module Spindle
                                on_free: @mailbox.method(:thread_freed)) { |conn| work(conn) }
         reactor = Reactor.new(selection, RequestReader.new(handler, config, deadlines), deadlines, @pool, @mailbox)
         @loop = SelectorLoop.new(selection, reactor, handler: handler, config: config, log: log,
-                                                     tick: Reactor::TICK, accept_burst: Reactor::ACCEPT_BURST)
+                                                     tick: Reactor::TICK, accept_burst: Reactor::ACCEPT_BURST,
+                                                     share: config.max_threads)
       end
 
       def run
