@@ -55,6 +55,16 @@ module Spindle
       File.join(Native::ROOT, "tmp", name)
     end
 
+    # Names the Gemfile whose gems could not be installed: an app's own, not
+    # the bundle Spindle wrote to serve it under them (bin/spindle run in a
+    # directory below someone else's Gemfile took that one).
+    def install_failed(gemfile)
+      message = "`bundle install` for #{gemfile} failed (Bundler's message is above)"
+      return message if gemfile == OWN_FILES.first
+
+      "#{message}; to serve with Spindle's own gems instead, set BUNDLE_GEMFILE=#{OWN_FILES.first}"
+    end
+
     def install_gems(groups, watched, stamp)
       return if fresh?(stamp, watched)
 
@@ -62,7 +72,7 @@ module Spindle
       unless system(env, "bundle", "check", out: File::NULL, err: File::NULL)
         warn "spindle: installing gems (first run)..."
         system(env, "bundle", "install", "--quiet") or
-          give_up("the gems the Gemfile names are missing and `bundle install` failed (its message is above)")
+          give_up(install_failed((watched - OWN_FILES).first || ENV.fetch("BUNDLE_GEMFILE")))
       end
       touch_stamp(stamp)
     end
