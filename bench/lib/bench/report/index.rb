@@ -53,7 +53,8 @@ module Bench
           "#{F.ratio(summary.ratio(best, peer))} #{name}"
         end
         parts << "#{F.ratio(summary.ratio(best, summary.ceiling(procs, c)))} nginx" if summary.ceiling(procs, c)
-        "c=#{c}: #{best.server} #{F.throughput(best)} req/s = #{parts.join(', ')}"
+        line = "c=#{c}: #{best.server} #{F.throughput(best)} req/s"
+        parts.empty? ? line : "#{line} = #{parts.join(', ')}"
       end
     end
   end
