@@ -51,6 +51,17 @@ module PostgresContract
     end
   end
 
+  # connection_pool connects inside its lock, holding every other request
+  # of the process meanwhile; the example opens its whole pool on the first
+  # query so that no connect happens under load (examples/postgres/db.rb).
+  def test_the_first_query_opens_the_whole_pool
+    app = start_app(pool: 4)
+    assert_equal 200, get(app, "/now").read_response.status
+    assert_equal 4, app_backends, "the first query must leave the pool full"
+    assert_equal 200, get(app, "/now").read_response.status
+    assert_equal 4, app_backends, "a full pool opens no more"
+  end
+
   def test_broken_connections_are_replaced
     app = start_app(pool: 2)
     assert_equal 200, get(app, "/now").read_response.status
