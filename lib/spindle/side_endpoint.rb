@@ -10,7 +10,7 @@ module Spindle
   # an engine: the control endpoint (Cluster::ControlServer) and the metrics
   # endpoint (Metrics::Endpoint). One thread accepts; each client gets a
   # thread (#session), at most max_clients at once; one past the cap is sent
-  # #busy without waiting and closed. A stuck client therefore holds one
+  # #busy at once and closed (#refuse). A stuck client therefore holds one
   # slot, never the app, and a full app never holds these.
   #
   # A subclass names itself (#kind, for messages) and defines #session and
@@ -18,6 +18,7 @@ module Spindle
   # the socket private to its owner (#private_socket?).
   class SideEndpoint
     ACCEPT_BACKOFF = 0.1 # seconds to wait when no descriptor is left, instead of spinning
+    LINGER = 0.1 # seconds a refused client has to finish sending before we close
 
     # Public: the listening socket (a forked worker closes this, not #close,
     # which would unlink the socket file its parent still serves on), and
@@ -154,14 +155,28 @@ module Spindle
       @lock.synchronize { @sessions.delete(Thread.current) }
     end
 
-    # Never blocks: #busy writes what fits an empty socket buffer, and a
-    # client that cannot take it loses it.
+    # #busy writes what fits an empty socket buffer (a client that cannot
+    # take it loses it); the accept thread then waits at most LINGER.
     def refuse(client)
       busy(client)
+      linger(client)
     rescue SystemCallError, IOError
       nil
     ensure
       client.close
+    end
+
+    # Closing a socket with input not yet read sends a reset, which can
+    # discard the answer before the client reads it. So: stop writing, and
+    # read whatever the client still sends until it closes or LINGER passes.
+    def linger(client)
+      client.shutdown(Socket::SHUT_WR)
+      limit = Process.clock_gettime(Process::CLOCK_MONOTONIC) + LINGER
+      loop do
+        left = limit - Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        return unless left.positive? && client.wait_readable(left)
+        return if client.read_nonblock(4096, exception: false).nil?
+      end
     end
   end
 end

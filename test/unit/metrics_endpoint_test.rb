@@ -90,6 +90,16 @@ class MetricsEndpointTest < Minitest::Test
     assert_equal 200, scrape("GET /metrics HTTP/1.1\r\n\r\n").first
   end
 
+  # A refused client's request may arrive just before the close: closing over
+  # it would reset the connection and lose the 503 (up to 1 in 20 did, in bursts).
+  def test_every_refused_client_reads_its_503
+    endpoint = start_tcp(max_clients: 1)
+    connect
+    wait_until("the held client has a session") { endpoint.instance_variable_get(:@sessions).size == 1 }
+    statuses = Array.new(1000) { scrape("GET /metrics HTTP/1.1\r\n\r\n").first }
+    assert_equal [503], statuses.uniq
+  end
+
   def test_no_numbers_in_time_is_a_503
     @source = -> {}
     start_tcp

@@ -30,10 +30,7 @@ module Spindle
         Exchange.new(client, source: @source, limits: @limits).run
       end
 
-      # The request already there is read first: closing over unread input
-      # would reset the connection and lose the 503.
       def busy(client)
-        client.read_nonblock(Exchange::LIMITS.max_head, exception: false)
         client.write_nonblock(BUSY, exception: false)
       end
     end
