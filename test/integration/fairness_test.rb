@@ -24,13 +24,19 @@ require_relative "../support/spindle_process"
 # serving the first client (its next request came within the 5 ms the
 # thread waited for it), so the pool never had a spare thread, the reactor
 # never looked at the listeners, and the second client waited in the
-# kernel's backlog until the first was done. The blocking and fibers
+# kernel's backlog until the first was done. Later, with several clients
+# that kept a request waiting for the thread at all times, it still accepted
+# only when that queue was empty, which it never was: the crowd test. The
+# blocking and fibers
 # engines failed the pipelining case: they read on while the first
 # client's socket had bytes, and served nobody else meanwhile.
 class FairnessTest < SpindleIntegrationTest
   HAMMER = 20_000
   ONE_BY_ONE = 10_000 # a cap: a fair server answers the single request long before
   BATCH = 100
+  CROWD = 4
+  IN_FLIGHT = 16
+  CROWD_CAP = 1_000 # each; the crowd's requests take 1 ms of app time each
   ENGINES = { "blocking" => [], "threads" => ["-t", "1:1"], "fibers" => [], "hybrid" => ["-t", "2:2"] }.freeze
 
   def setup
@@ -55,6 +61,24 @@ class FairnessTest < SpindleIntegrationTest
       seen, last = race(app) { |started, _sent, served| ask_one_by_one(app, started, served) }
       assert_operator seen, :<, last, "the single request was number #{seen}: after all of the keep-alive client's"
     end
+  end
+
+  # Several keep-alive clients, each with requests always in flight (and
+  # each request 1 ms of app work, so the server is the slower side), keep a complete request waiting for the one pool thread all the
+  # time. A process serving alone used to accept only in the moments that
+  # queue was empty, and a new client waited in the backlog (on wrk's hello
+  # load, for up to seconds).
+  def test_a_new_client_is_accepted_while_several_keep_the_threads_engine_busy
+    app = spawn_server("--engine", "threads", "-t", "1:1", "--max-keepalive-requests", (ONE_BY_ONE * 2).to_s,
+                       "-b", LOOPBACK, app_path("files"), env: { "SPINDLE_TEST_FILES" => @dir })
+    seen, lasts = race(app) do |started, _sent, served|
+      relay = Queue.new
+      askers = Array.new(CROWD) { Thread.new { keep_in_flight(app, relay, served) } }
+      CROWD.times { relay.pop }
+      started << true
+      askers.map(&:value)
+    end
+    assert_operator seen, :<, lasts.min, "the single request was number #{seen}: after a keep-alive client had ended (#{lasts.join(", ")})"
   end
 
   private
@@ -120,6 +144,26 @@ class FairnessTest < SpindleIntegrationTest
       last = Integer(client.write(request("GET", "/count")).read_response(deadline: 60).body)
       started << true if i.zero?
       break if final
+    end
+    last
+  end
+
+  # As ask_one_by_one (with CROWD_CAP, and requests that take 1 ms), with
+  # IN_FLIGHT requests sent before the answer to the first is read, and one
+  # more after each answer. Once served has word it sends one more and reads
+  # all, so its last number is of a request sent after the single's answer.
+  def keep_in_flight(app, started, served)
+    slow = request("GET", "/count?pause=1")
+    client = connect(app).write(slow * (IN_FLIGHT - 1))
+    last = nil
+    CROWD_CAP.times do |i|
+      final = !served.empty?
+      last = Integer(client.write(slow).read_response(deadline: 60).body)
+      started << true if i.zero?
+      next unless final
+
+      (IN_FLIGHT - 1).times { last = Integer(client.read_response(deadline: 60).body) }
+      return last
     end
     last
   end

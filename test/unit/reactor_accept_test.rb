@@ -4,12 +4,13 @@ require "test_helper"
 require "spindle/engine/thread_pool"
 require "spindle/engine/reactor"
 
-# When the threads engine's reactor takes new connections (Reactor#accept?):
-# while a pool thread is spare, and while no complete request waits for a
-# thread. Before the second rule, a pool kept busy by the connections it
-# already held (one thread serving a keep-alive client again and again)
-# never let the reactor look at the listeners, and a new client waited in
-# the kernel's backlog until that load stopped.
+# When the threads engine's reactor takes new connections (Reactor#accept?).
+# In a cluster: while a pool thread is spare, and while no complete request
+# waits for a thread. Before the second rule, a pool kept busy by the
+# connections it already held (one thread serving a keep-alive client again
+# and again) never let the reactor look at the listeners, and a new client
+# waited in the kernel's backlog until that load stopped. A process serving
+# alone accepts always: no sibling can take the connection from the backlog.
 class ReactorAcceptTest < Minitest::Test
   def setup
     @started = Thread::Queue.new
@@ -18,7 +19,7 @@ class ReactorAcceptTest < Minitest::Test
       @started << item
       @release.pop
     end
-    @reactor = Spindle::Engine::Reactor.new(nil, nil, nil, @pool, nil)
+    @reactor = reactor(alone: false)
   end
 
   def teardown
@@ -43,4 +44,15 @@ class ReactorAcceptTest < Minitest::Test
     @pool << :waiting
     refute @reactor.accept?, "new clients wait in the backlog, where another process can take them"
   end
+
+  def test_a_process_alone_accepts_while_complete_requests_wait
+    @pool << :busy
+    @started.pop
+    @pool << :waiting
+    assert reactor(alone: true).accept?, "no sibling can take the connection from the backlog"
+  end
+
+  private
+
+  def reactor(alone:) = Spindle::Engine::Reactor.new(nil, nil, nil, @pool, nil, alone: alone)
 end

@@ -11,17 +11,27 @@ module Spindle
     # request, and a response whose end a slow reader has not taken yet is
     # written here, then its outcome acted on.
     #
-    # New connections are accepted while the pool has a spare thread, so that
-    # they wait in the kernel's backlog, where another process can take them,
-    # instead of in a busy process; and while no complete request waits for a
-    # thread. Without the second rule a pool kept busy by the connections it
-    # already holds (a keep-alive client served again and again) never
-    # looked at the listeners, and a new client waited until that load ended.
+    # In a cluster, new connections are accepted while the pool has a spare
+    # thread, so that they wait in the kernel's backlog, where a sibling
+    # process can take them, instead of in a busy process; and while no
+    # complete request waits for a thread. Without the second rule a pool
+    # kept busy by the connections it already holds (a keep-alive client
+    # served again and again) never looked at the listeners, and a new client
+    # waited until that load ended.
+    #
+    # A process serving alone accepts whenever the selector may: no sibling
+    # can take a connection from the backlog, so waiting there helps nobody.
+    # Under the cluster rule 64 keep-alive clients kept the queue from ever
+    # emptying, and a client that connected waited up to seconds to be
+    # accepted while the first ones were served again and again (hello,
+    # Ruby 3.3: p99 0.1-1.4 s against a median of 3 ms).
     class Reactor
       TICK = 0.5
       ACCEPT_BURST = 32
 
-      def initialize(selection, reader, deadlines, pool, mailbox)
+      # alone: no sibling process shares the listeners.
+      def initialize(selection, reader, deadlines, pool, mailbox, alone:)
+        @alone = alone
         @selection = selection
         @reader = reader
         @deadlines = deadlines
@@ -50,7 +60,7 @@ module Spindle
         end
       end
 
-      def accept? = @pool.spare? || @pool.queued.zero?
+      def accept? = @alone || @pool.spare? || @pool.queued.zero?
       def idle? = @mailbox.empty? && @pool.idle?
       # Connections away from the selection: queued for the pool, held by a
       # busy pool thread (one each), or posted back and not taken yet. Read

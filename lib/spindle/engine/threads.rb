@@ -18,9 +18,9 @@ module Spindle
     # in hand before handing the connection back, up to a small number and only
     # while no other request waits for a thread, so one client cannot keep a
     # thread. While slow readers' outboxes hold more than
-    # the output budget, a pool thread waits before calling the app: the pool
-    # then has no spare thread, so the reactor accepts nothing either, and
-    # keeps writing to the readers.
+    # the output budget, a pool thread waits before calling the app, and the
+    # reactor accepts nothing (SelectorLoop#accept?) and keeps writing to the
+    # readers.
     class Threads
       # Requests one connection gets served in a row on a pool thread.
       PIPELINE_TURNS = 8
@@ -44,7 +44,8 @@ module Spindle
         @mailbox = Mailbox.new(selection)
         @pool = ThreadPool.new(min: config.min_threads, max: config.max_threads,
                                on_free: @mailbox.method(:thread_freed)) { |conn| work(conn) }
-        reactor = Reactor.new(selection, RequestReader.new(handler, config, deadlines), deadlines, @pool, @mailbox)
+        reactor = Reactor.new(selection, RequestReader.new(handler, config, deadlines), deadlines, @pool, @mailbox,
+                              alone: config.workers <= 1)
         @loop = SelectorLoop.new(selection, reactor, handler: handler, config: config, log: log,
                                                      tick: Reactor::TICK, accept_burst: Reactor::ACCEPT_BURST,
                                                      share: config.max_threads)

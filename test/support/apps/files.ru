@@ -8,7 +8,7 @@ require "rack/files"
 # no content-length (as Rails' send_file returns); /declared/NAME?length=N:
 # a to_path body that declares N bytes, whatever the file holds; /count: the
 # number of /count requests so far, this one included (the order the app
-# saw them in).
+# saw them in); /count?pause=MS first sleeps MS milliseconds (app work).
 ROOT = ENV.fetch("SPINDLE_TEST_FILES")
 FILES = Rack::Files.new(ROOT)
 COUNT_LOCK = Mutex.new
@@ -25,6 +25,8 @@ run lambda { |env|
   path = env["PATH_INFO"]
   case path
   when "/count"
+    pause = env["QUERY_STRING"][/pause=(\d+)/, 1]
+    sleep(Integer(pause) / 1000.0) if pause
     n = COUNT_LOCK.synchronize { count += 1 }
     [200, { "content-type" => "text/plain" }, [n.to_s]]
   when %r{\A/files(/.+)\z}
