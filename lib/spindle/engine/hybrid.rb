@@ -13,24 +13,32 @@ module Spindle
     # when nothing is ready), so it kept the GVL until Ruby's 100 ms time
     # slice ran out, and the other loops' clients waited that long: a p99
     # of 100-350 ms against a median under 3 ms. Each loop therefore passes
-    # the GVL on after at most SLICE of serving (TakingTurns).
+    # the GVL on after a slice of serving (TakingTurns), so that a loop with
+    # a ready client waits about TURN_WAIT for the others' slices in all.
+    # (A fixed 2 ms slice made that 8 ms with 5 loops: p99 9-26x the median
+    # on hello at c=64; see PERFORMANCE.md.)
     class Hybrid
-      # How long a loop serves before it lets the other loops run.
-      SLICE = 0.002
+      # About the longest a loop waits while the others take their slices.
+      TURN_WAIT = 0.002
+
+      # How long each of `loops` loops (two or more) serves before it lets
+      # the others run.
+      def self.slice(loops) = TURN_WAIT / (loops - 1)
 
       # The Handler, as one loop sees it: after a request, if the loop has
-      # served for SLICE since it last let go of the GVL, it passes it on.
-      # One per loop (per thread), so its clock needs no lock.
+      # served for its slice since it last let go of the GVL, it passes it
+      # on. One per loop (per thread), so its clock needs no lock.
       class TakingTurns
-        def initialize(handler)
+        def initialize(handler, slice)
           @handler = handler
+          @slice = slice
           @turn_began = Process.clock_gettime(Process::CLOCK_MONOTONIC)
         end
 
         # The clock is read here, not through helpers: this runs per request.
         def serve(conn)
           outcome = @handler.serve(conn)
-          if Process.clock_gettime(Process::CLOCK_MONOTONIC) - @turn_began >= SLICE
+          if Process.clock_gettime(Process::CLOCK_MONOTONIC) - @turn_began >= @slice
             Thread.pass
             @turn_began = Process.clock_gettime(Process::CLOCK_MONOTONIC)
           end
@@ -51,7 +59,7 @@ module Spindle
 
       def initialize(listeners:, handler:, config:, log:)
         @loops = Array.new(config.max_threads) do
-          turns = config.max_threads > 1 ? TakingTurns.new(handler) : handler
+          turns = config.max_threads > 1 ? TakingTurns.new(handler, Hybrid.slice(config.max_threads)) : handler
           FiberLoop.new(listeners: listeners, handler: turns, config: config, log: log)
         end
       end
