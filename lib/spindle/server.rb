@@ -33,6 +33,7 @@ module Spindle
       @multiprocess = multiprocess
       @restartable = restartable
       @bound = false
+      @draining = Thread::Mutex.new
       Listener.reload_tls_on_hup(@listeners, @log) # inherited ones (a master after USR2)
     end
 
@@ -84,7 +85,14 @@ module Spindle
       @pid_file&.remove
     end
 
-    def serve = @engine.run
+    # Returns once the engine has stopped, and after a drain under way has
+    # logged its line: an idle engine stops at once, and the process exited
+    # (a worker: exit!) before the signal thread wrote "draining".
+    def serve
+      @engine.run
+    ensure
+      @draining.synchronize {}
+    end
 
     # A stop signal (SINGLE's on_stop): first the drain delay, if there is
     # one, then the drain. During the delay the process still accepts and
@@ -119,11 +127,13 @@ module Spindle
     # The log line comes last: once it is out, every response says
     # "connection: close" (tests, and operators, read it as "draining now").
     def drain(timeout)
-      @metrics&.close if @restart&.handed_over? # the successor waits for the address
-      @restart&.stopping!
-      @handler.stopping!
-      @engine.stop
-      @log.info("spindle: draining (#{timeout ? "up to #{timeout}s" : 'no time limit'}); signal again to stop at once")
+      @draining.synchronize do
+        @metrics&.close if @restart&.handed_over? # the successor waits for the address
+        @restart&.stopping!
+        @handler.stopping!
+        @engine.stop
+        @log.info("spindle: draining (#{timeout ? "up to #{timeout}s" : 'no time limit'}); signal again to stop at once")
+      end
       Thread.new { sleep timeout; expire(timeout) } if timeout
     end
 
