@@ -86,7 +86,7 @@ module Bench
                   version: -> { Versions.gem("iodine") },
                   command: lambda { |l|
                     ["iodine", "-b", l.host, "-p", l.port.to_s, "-t", l.threads.to_s,
-                     "-w", l.processes.to_s, l.rackup]
+                     "-w", l.processes.to_s, *l.scenario.server_args_for(l.spec.name), l.rackup]
                   }
 
   # Started through its Ruby API: the agoo executable drops the thread count

@@ -8,6 +8,7 @@ require_relative "http/hijack"
 require_relative "engine/outbox"
 require_relative "request_tracker"
 require_relative "health_check"
+require_relative "static_files"
 require_relative "http/forwarded"
 
 module Spindle
@@ -41,6 +42,7 @@ module Spindle
       @early_hints = config.early_hints
       @stopping = false
       @health = HealthCheck.for(config.health_path)
+      @static = StaticFiles.for(config.static)
       @forwarded = config.trusted_proxies && HTTP::Forwarded.new(config.trusted_proxies)
       @base_env = base_env(multithread, multiprocess)
       @proxy_refusals = Log::Throttle.new(log, PROXY_LOG_EVERY)
@@ -86,7 +88,7 @@ module Spindle
         request = @access_log.capture(env)
       end
       begin
-        status, headers, body = @health&.response(env, !@stopping) || @app.call(env)
+        status, headers, body = @health&.response(env, !@stopping) || @static&.response(env) || @app.call(env)
       rescue SignalException, SystemExit
         raise
       rescue Exception => e # rubocop:disable Lint/RescueException -- an app error must not kill a thread

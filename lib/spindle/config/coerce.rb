@@ -68,6 +68,15 @@ module Spindle
         raise Error, "health_path must be an absolute path like /healthz (no query), got #{raw.inspect}"
       end
 
+      # An existing directory, as an absolute path (a relative one is taken
+      # from the directory Spindle starts in).
+      def directory(raw, what)
+        path = File.expand_path(raw.to_s)
+        return path if File.directory?(path)
+
+        raise Error, "#{what} must be an existing directory, got #{raw.inspect}"
+      end
+
       # "10.0.0.0/8,::1" or an Array of such: IPAddr networks.
       def networks(raw, what)
         list = raw.is_a?(Array) ? raw.map(&:to_s) : raw.to_s.split(",")

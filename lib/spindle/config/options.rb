@@ -117,6 +117,13 @@ module Spindle
                  doc: "Answer GET and HEAD of PATH (the path only; any query is ignored) in the " \
                       "server, without calling the app: 200 while serving, 503 once a stop has " \
                       "begun (the drain delay and the drain), for load balancers' health checks."),
+      Option.new(name: :static, default: nil, cli: "--static", arg: "DIR",
+                 coerce: ->(v) { c.directory(v, "static") },
+                 doc: "Answer GET and HEAD of the files under DIR in the server, before the app " \
+                      "(like nginx's try_files in front of it): a path naming a regular file under DIR " \
+                      "gets it, with etag and last-modified (304 when unchanged); anything else goes to " \
+                      "the app. Dot segments, hidden files and symlinks out of DIR are never served " \
+                      "(docs/STATIC.md)."),
       Option.new(name: :drain_delay, default: nil, cli: "--drain-delay", arg: "SECONDS",
                  coerce: ->(v) { c.non_negative_seconds(v, "drain_delay") },
                  doc: "On TERM, INT or QUIT, keep accepting and serving this long first, while the " \
