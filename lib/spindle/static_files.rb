@@ -2,6 +2,7 @@
 
 require "time"
 require "rack/mime"
+require_relative "http/header_lines"
 
 module Spindle
   # --static DIR: the server answers GET and HEAD of the files under DIR itself,
@@ -108,12 +109,12 @@ module Spindle
 
     def entry(path, stat, bytes)
       etag = %("#{stat.mtime.to_i.to_s(16)}-#{stat.size.to_s(16)}")
-      headers = {
+      headers = HTTP::HeaderLines::Rendered.new(
         "content-type" => Rack::Mime.mime_type(File.extname(path), DEFAULT_TYPE),
         "content-length" => stat.size.to_s,
         "last-modified" => stat.mtime.httpdate,
         "etag" => etag,
-      }.freeze
+      )
       Entry.new(stat.dev, stat.ino, stat.size, stat.ctime, headers, bytes, path, etag, stat.mtime.to_i)
     end
 

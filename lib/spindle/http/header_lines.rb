@@ -16,6 +16,27 @@ module Spindle
     # except on a 101, where the app's "connection: upgrade" must reach the
     # client (RFC 9110 §7.8).
     class HeaderLines
+      # Headers the server made itself and rendered once (StaticFiles keeps
+      # one per file): a frozen Hash like any other for whoever reads it,
+      # and #lines, its fields as they go on the wire, which the writer
+      # copies instead of checking each field again. Only fields that need
+      # no special handling (see #special?) besides content-length.
+      class Rendered < Hash
+        attr_reader :lines, :content_length
+
+        def initialize(fields)
+          super()
+          update(fields)
+          checked = HeaderLines.new(@lines = +"", fields, 200)
+          raise ArgumentError, "cannot render #{fields}: #{checked.problems&.join('; ') || 'connection'}" if
+            checked.problems || checked.close || checked.hijack || checked.upgrade
+
+          @lines.freeze
+          @content_length = checked.content_length
+          freeze
+        end
+      end
+
       TOKEN = /\A[!#$%&'*+\-.^_`|~0-9A-Za-z]+\z/
       UNSAFE = /[\r\n\0]/
       DIGITS = /\A\d{1,18}\z/
@@ -38,7 +59,10 @@ module Spindle
         @close = @date = @upgrade = @connection_upgrade = false
         @hijack = nil
         @problems = nil
-        headers.each { |name, value| add(name, value) }
+        return headers.each { |name, value| add(name, value) } unless headers.is_a?(Rendered)
+
+        @head << headers.lines
+        @content_length = headers.content_length
       end
 
       private
