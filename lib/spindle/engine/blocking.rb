@@ -27,6 +27,11 @@ module Spindle
     class Blocking
       TICK = 1.0
       TURNS = 8
+      # Connections accepted per select by a process serving alone: one per
+      # select left a burst of new clients in the backlog behind every
+      # request of those already in. In a cluster it stays 1, so a sibling
+      # woken by the same connections gets its share.
+      ACCEPT_BURST = 32
 
       def self.multithread? = false
       def self.threads? = false
@@ -42,7 +47,7 @@ module Spindle
         @set_aside = [] # connections with a complete request, waiting for the budget or their turn
         @stopping = false
         @loop = SelectorLoop.new(@selection, self, handler: handler, config: config, log: log,
-                                                   tick: TICK, accept_burst: 1, share: nil)
+                                                   tick: TICK, accept_burst: config.workers <= 1 ? ACCEPT_BURST : 1, share: nil)
       end
 
       def run = @loop.run
