@@ -8,8 +8,8 @@ module Bench
   # How the refork scenarios start each server, make it refork, tell its
   # processes apart and see its new generation complete, in one place so that
   # refork, refork-rps and refork-generations measure exactly the same setups.
-  #   spindle:   cluster with a control socket; `spindlectl refork`; --lean-heap,
-  #              as docs/REFORKING.md tells operators who refork by command
+  #   spindle:   cluster with a control socket; `spindlectl refork`; --lean-heap
+  #              and --no-preload, as docs/REFORKING.md tells operators who refork
   #   puma:      fork_worker 0 (no automatic refork); SIGURG to the master
   #   pitchfork: no refork_after; USR2 to the monitor
   module ReforkServers
@@ -40,7 +40,7 @@ module Bench
     def command(name, launch, workers:)
       case name
       when "spindle"
-        [RbConfig.ruby, "bin/spindle", "--engine", "threads", "-t", launch.thread_range, "-w", workers.to_s, "--lean-heap",
+        [RbConfig.ruby, "bin/spindle", "--engine", "threads", "-t", launch.thread_range, "-w", workers.to_s, "--lean-heap", "--no-preload",
          "--control", "unix://#{control(launch)}", "-b", "tcp://#{launch.address}", "-q", launch.rackup]
       when "puma" then ["puma", "-C", launch.write("puma.rb", puma_config(launch, workers)), launch.rackup]
       when "pitchfork"
