@@ -1,5 +1,14 @@
 # frozen_string_literal: true
 
+# The 1 KB file both static scenarios ask for, from bench/apps/public.
+public_dir = File.join(Bench::Paths::APPS, "public")
+one_kb = {
+  app: "static.ru",
+  path: "/1k.txt",
+  expect_body: File.read(File.join(public_dir, "1k.txt")),
+  nginx: ->(_launch) { "root #{public_dir};" }
+}
+
 # BENCHMARKS.md #2: a ~1 KB file through Rack::Files, per engine, per process count.
 Bench::Scenario.define(
   name: "static",
@@ -7,13 +16,8 @@ Bench::Scenario.define(
   description: "GET /1k.txt served by Rack::Files from bench/apps/public (stat, open, read " \
                "per request), over keep-alive connections. nginx serves the same file from disk.",
   goal: "Per engine, per process count; the seed measured 3.6k req/s single-threaded.",
-  app: "static.ru",
-  path: "/1k.txt",
-  connections: [16, 64, 256],
-  processes: [1, 2],
-  expect_body: File.read(File.join(Bench::Paths::APPS, "public", "1k.txt")),
-  nginx: ->(_launch) { "root #{File.join(Bench::Paths::APPS, 'public')};" },
-  quick: { servers: %w[spindle-threads puma nginx], connections: [64], processes: [1] }
+  quick: { servers: %w[spindle-threads puma nginx], connections: [64], processes: [1] },
+  **one_kb
 )
 
 # Issue 16, 1 KB >= 0.5x nginx: the same file answered by the server itself,
@@ -27,14 +31,8 @@ Bench::Scenario.define(
                "Iodine with -www bench/apps/public; Puma through Rack::Files (it has no static handler). " \
                "nginx serves the same file from disk.",
   goal: "Issue 16: 1 KB >= 0.5x nginx.",
-  app: "static.ru",
-  path: "/1k.txt",
-  connections: [16, 64, 256],
-  processes: [1, 2],
   servers: %w[spindle-* iodine puma nginx],
-  server_args: { "spindle-*" => ["--static", File.join(Bench::Paths::APPS, "public")],
-                 "iodine" => ["-www", File.join(Bench::Paths::APPS, "public")] },
-  expect_body: File.read(File.join(Bench::Paths::APPS, "public", "1k.txt")),
-  nginx: ->(_launch) { "root #{File.join(Bench::Paths::APPS, 'public')};" },
-  quick: { servers: %w[spindle-blocking iodine nginx], connections: [64], processes: [1] }
+  server_args: { "spindle-*" => ["--static", public_dir], "iodine" => ["-www", public_dir] },
+  quick: { servers: %w[spindle-blocking iodine nginx], connections: [64], processes: [1] },
+  **one_kb
 )

@@ -16,7 +16,7 @@ module Spindle
   #
   # Per request: one stat(2) of the file. What a file's response needs (its
   # headers, and the bytes of a small file) is kept per path and made again
-  # when the stat says the file changed (device, inode, size or mtime). A
+  # when the stat says the file changed (Entry#current?). A
   # larger file goes out with sendfile(2) through the body's #to_path.
   class StaticFiles
     METHODS = %w[GET HEAD].freeze
@@ -72,7 +72,9 @@ module Spindle
       return nil unless METHODS.include?(env["REQUEST_METHOD"])
       return nil unless (entry = entry_for(env["PATH_INFO"]))
 
-      not_modified?(env, entry) ? [304, entry.headers.slice("etag", "last-modified"), []] : [200, entry.headers, body(entry)]
+      return [200, entry.headers, body(entry)] unless not_modified?(env, entry)
+
+      [304, entry.headers.slice("etag", "last-modified"), []]
     end
 
     private
@@ -82,9 +84,9 @@ module Spindle
     def entry_for(path_info)
       return nil unless (relative = self.class.relative(path_info))
 
-      path = "#{@root}/#{relative}"
-      stat = File.stat(path)
       entry = @entries[relative]
+      path = entry ? entry.path : "#{@root}/#{relative}"
+      stat = File.stat(path)
       return entry if entry&.current?(stat)
       return nil unless stat.file? && stat.readable?
 
