@@ -11,9 +11,12 @@ module Bench
   # Puma fork_worker, Pitchfork), reforked once its workers are warm; once
   # the new generation is complete, a measured wrk run, then the PSS of every
   # process (/proc/PID/smaps_rollup). Figure: req/s ÷ total PSS in GiB.
-  # Servers interleaved over rounds, never two at a time.
+  # Servers interleaved over rounds, never two at a time. "spindle" is the
+  # threads engine, as in the refork scenarios; spindle-blocking and
+  # spindle-fibers are the same setup on the engines docs/ENGINES.md
+  # recommends for a page like this one.
   class RailsPerGb < CustomScenario
-    SERVERS = ReforkServers::SERVERS
+    SERVERS = ReforkServers::ALL
     WORKERS = 4
     QUICK_WORKERS = 2 # --quick: a smoke run, half the Rails boots
     THREADS = 5
@@ -27,7 +30,7 @@ module Bench
       @rounds = settings.quick ? 1 : settings.rounds
       @workers = settings.quick ? QUICK_WORKERS : WORKERS
       @duration = settings.duration
-      @names = picked(SERVERS.keys)
+      @names = picked(SERVERS.keys.sort_by { |n| ReforkServers.spindle?(n) ? 0 : 1 })
     end
 
     private
@@ -88,33 +91,46 @@ module Bench
       end
     end
 
+    # Spindle's rows, best first: [name, medians].
+    def self.spindle_rows(m) = m.select { |name, _| ReforkServers.spindle?(name) }.sort_by { |_, v| -v[:per_gib] }
+
+    # [spindle name, peer, ratio, target] for each Spindle row and peer target.
+    def self.ratios(m)
+      spindle_rows(m).flat_map do |name, v|
+        TARGETS.filter_map { |peer, goal| m[peer] && [name, peer, v[:per_gib] / m[peer][:per_gib], goal] }
+      end
+    end
+
+    def self.label(name) = name == "spindle" ? "spindle (threads)" : name
+
     def self.headline(record)
       m = medians(record)
-      spindle = m.dig("spindle", :per_gib)
-      parts = m.map { |name, v| format("%s %.0f", name, v[:per_gib]) }
-      ratios = TARGETS.keys.filter_map { |peer| spindle && m[peer] && format("%.2f× %s", spindle / m[peer][:per_gib], peer) }
-      "req/s per GiB of PSS, #{record[:settings][:workers]} Rails workers after a refork: #{parts.join(', ')}#{" (Spindle #{ratios.join(', ')})" if ratios.any?}"
+      parts = m.map { |name, v| format("%s %.0f", label(name), v[:per_gib]) }
+      best = spindle_rows(m).first&.first
+      ratios = ratios(m).select { |name, *| name == best }.map { |_, peer, r, _| format("%.2f× %s", r, peer) }
+      "req/s per GiB of PSS, #{record[:settings][:workers]} Rails workers after a refork: #{parts.join(', ')}" \
+        "#{" (Spindle's best, #{label(best)}: #{ratios.join(', ')})" if ratios.any?}"
     end
 
     def self.markdown(record, json_name)
       m = medians(record)
-      spindle = m.dig("spindle", :per_gib)
       rows = m.map do |name, v|
-        target = TARGETS[name]
-        ratio = spindle && name != "spindle" ? spindle / v[:per_gib] : nil
-        [name, F.rps(v[:requests_per_sec]), mb(v[:total_pss]), format("**%.1f**", v[:per_gib]),
-         ratio ? format("%.2f×", ratio) : "–", target && ratio ? (ratio >= target ? "**met** (≥ #{target}×)" : "not met (≥ #{target}×)") : "–",
+        [label(name), F.rps(v[:requests_per_sec]), mb(v[:total_pss]), format("**%.1f**", v[:per_gib]),
          v[:reforked] ? "yes" : "**no** (see the log)", v[:rounds]]
+      end
+      targets = ratios(m).map do |name, peer, r, goal|
+        [label(name), peer, format("%.2f×", r), r >= goal ? "**met** (≥ #{goal}×)" : "not met (≥ #{goal}×)"]
       end
       s = record[:settings]
       P.page(P.title(record, json_name, goal_from: "issue 16"),
              P.run_table(record, [["App", "test/apps/rails, GET #{s[:path]}, #{s[:workers]} workers × #{s[:threads_per_process]} threads where threads apply"],
                                   ["Load", "#{record[:load_generator][:tool]}, 1 thread, -c #{s[:connections]}, #{s[:duration_s]} s, keep-alive"],
-                                  ["Refork", record[:servers].map { |v| "#{v[:name]}: #{v[:refork]}" }.join("; ")]]),
-             "## Result\n\n#{F.table(['server', 'req/s', 'total PSS (MB)', 'req/s per GiB', 'Spindle ÷ this', 'target', 'new generation complete', 'rounds'], rows)}",
+                                  ["Refork", record[:servers].map { |v| "#{v[:name]}: #{v[:refork]}" }.uniq.join("; ")]]),
+             "## Result\n\n#{F.table(['server', 'req/s', 'total PSS (MB)', 'req/s per GiB', 'new generation complete', 'rounds'], rows)}",
+             "## Targets\n\n#{F.table(['Spindle', 'against', 'req/s per GiB ratio', 'target'], targets)}",
              "PSS is summed over every process of the server (master, workers, mold), measured right after the run; " \
              "each shared page is divided among the processes that map it, so the sum is what the server costs.",
-             "## Versions\n\n#{record[:servers].map { |v| "- #{v[:name]}: #{v[:version]}" }.join("\n")}",
+             "## Versions\n\n#{record[:servers].map { |v| "- #{label(v[:name])}: #{v[:version]}" }.join("\n")}",
              P.listing("Failed", P.failed(record[:runs]) { |r| "#{r[:server]} round #{r[:round]}" }),
              "## Commands\n\n#{P.sh(ok(record).uniq { |r| r[:server] }.map { |r| "# #{r[:server]}\n#{r[:command]}" })}")
     end
@@ -124,7 +140,7 @@ module Bench
       chart = P.chart(record, "Rails: requests per second per GiB of PSS",
                       "#{record[:settings][:workers]} workers after a refork · medians of rounds",
                       y_label: "req/s per GiB", x_label: "server")
-      chart.panel("higher is better", groups: m.keys,
+      chart.panel("higher is better", groups: m.keys.map { |n| label(n) },
                                       series: [{ name: "req/s per GiB", color: "#3182bd", values: m.values.map { |v| v[:per_gib].round },
                                                  hatched: m.keys.map { false } }]).render
     end

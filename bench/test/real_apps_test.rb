@@ -99,17 +99,23 @@ class RealAppsTest < Minitest::Test
                  yjit: { enabled_for_servers: true, available: true } },
       load_generator: { tool: "wrk 4.1.0" },
       settings: { quick: false, workers: 4, threads_per_process: 5, connections: 16, duration_s: 5, path: "/posts" },
-      servers: [{ name: "spindle", refork: "spindlectl" }, { name: "puma", refork: "SIGURG" }],
-      runs: [run.call("spindle", 300.0, 512 * 1024**2), run.call("puma", 200.0, 512 * 1024**2)] }
+      servers: [{ name: "spindle", refork: "spindlectl" }, { name: "spindle-fibers", refork: "spindlectl" },
+                { name: "puma", refork: "SIGURG" }],
+      runs: [run.call("spindle", 300.0, 512 * 1024**2), run.call("spindle-fibers", 240.0, 256 * 1024**2),
+             run.call("puma", 200.0, 512 * 1024**2)] }
   end
 
-  def test_per_gb_page_divides_req_s_by_total_pss_and_says_the_ruby_and_yjit
+  def test_per_gb_page_divides_req_s_by_total_pss_and_rates_every_spindle_engine
     page, svg = Bench::RailsPerGb.render(per_gb_record, "rails-per-gb-x.json")
-    assert_includes page, "| spindle | 300 | 512.0 | **600.0** | – | – | yes | 1 |"
-    assert_includes page, "| puma | 200 | 512.0 | **400.0** | 1.50× | **met** (≥ 1.3×) | yes | 1 |"
+    assert_includes page, "| spindle (threads) | 300 | 512.0 | **600.0** | yes | 1 |"
+    assert_includes page, "| spindle-fibers | 240 | 256.0 | **960.0** | yes | 1 |"
+    assert_includes page, "| puma | 200 | 512.0 | **400.0** | yes | 1 |"
+    assert_includes page, "| spindle-fibers | puma | 2.40× | **met** (≥ 1.3×) |"
+    assert_includes page, "| spindle (threads) | puma | 1.50× | **met** (≥ 1.3×) |"
     assert_includes page, "ruby 3.3.8 +YJIT; YJIT on for every server (RUBY_YJIT_ENABLE=1)"
     assert_match(/<svg .*<\/svg>/m, svg)
-    assert_equal "req/s per GiB of PSS, 4 Rails workers after a refork: spindle 600, puma 400 (Spindle 1.50× puma)",
+    assert_equal "req/s per GiB of PSS, 4 Rails workers after a refork: spindle (threads) 600, spindle-fibers 960, puma 400 " \
+                 "(Spindle's best, spindle-fibers: 2.40× puma)",
                  Bench::RailsPerGb.headline(per_gb_record)
   end
 

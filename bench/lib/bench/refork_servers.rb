@@ -13,35 +13,42 @@ module Bench
   #   puma:      fork_worker 0 (no automatic refork); SIGURG to the master
   #   pitchfork: no refork_after; USR2 to the monitor
   module ReforkServers
+    SPINDLE = { runtime: :spindle, version: -> { Versions.spindle }, refork: "bin/spindlectl refork (control socket)" }.freeze
     SERVERS = {
-      "spindle" => { runtime: :spindle, version: -> { Versions.spindle }, refork: "bin/spindlectl refork (control socket)" },
+      "spindle" => SPINDLE, # the threads engine
       "puma" => { runtime: :peers, version: -> { "#{Versions.gem('puma')} (fork_worker)" },
                   refork: "SIGURG to the master (= pumactl refork)" },
       "pitchfork" => { runtime: :peers, version: -> { Versions.gem("pitchfork") }, refork: "SIGUSR2 to the monitor" }
     }.freeze
+    # The same Spindle setup on its other engines, for a scenario that asks.
+    ENGINES = { "spindle-blocking" => SPINDLE, "spindle-fibers" => SPINDLE }.freeze
+    ALL = SERVERS.merge(ENGINES).freeze
     PEER_WORKER = /cluster worker (\d+)|worker\[(\d+)\]/
 
     module_function
 
+    def spindle?(name) = name.start_with?("spindle")
+
+    def engine(name) = name[/\Aspindle-(\w+)\z/, 1] || "threads"
+
     def servers_record(names)
       names.map do |n|
-        { name: n, family: n == "spindle" ? "spindle" : "peer", version: Versions.safely(SERVERS[n][:version]),
-          refork: SERVERS[n][:refork] }
+        { name: n, family: spindle?(n) ? "spindle" : "peer", version: Versions.safely(ALL[n][:version]),
+          refork: ALL[n][:refork], engine: (engine(n) if spindle?(n)) }.compact
       end
     end
 
     # Starts server +name+ with +workers+ workers; Spindle's control socket
     # is launch.dir/control.sock.
     def start(name, scenario_name, target, workers:, threads:, **options)
-      Memory.start(name: "#{scenario_name}-#{name}", runtime: SERVERS[name][:runtime], target: target,
+      Memory.start(name: "#{scenario_name}-#{name}", runtime: ALL[name][:runtime], target: target,
                    processes: workers, threads: threads, **options) { |l| command(name, l, workers: workers) }
     end
 
     def command(name, launch, workers:)
+      return spindle_command(name, launch, workers) if spindle?(name)
+
       case name
-      when "spindle"
-        [RbConfig.ruby, "bin/spindle", "--engine", "threads", "-t", launch.thread_range, "-w", workers.to_s, "--lean-heap", "--no-preload",
-         "--control", "unix://#{control(launch)}", "-b", "tcp://#{launch.address}", "-q", launch.rackup]
       when "puma" then ["puma", "-C", launch.write("puma.rb", puma_config(launch, workers)), launch.rackup]
       when "pitchfork"
         ["pitchfork", "-c", launch.write("pitchfork.rb", <<~RUBY), launch.rackup]
@@ -49,6 +56,11 @@ module Bench
           listen "#{launch.address}", backlog: 1024
         RUBY
       end
+    end
+
+    def spindle_command(name, launch, workers)
+      [RbConfig.ruby, "bin/spindle", "--engine", engine(name), "-t", launch.thread_range, "-w", workers.to_s, "--lean-heap", "--no-preload",
+       "--control", "unix://#{control(launch)}", "-b", "tcp://#{launch.address}", "-q", launch.rackup]
     end
 
     def control(launch) = File.join(launch.dir, "control.sock")
@@ -64,8 +76,9 @@ module Bench
     end
 
     def trigger(name, server)
+      return Memory.control(control(server.launch), "refork") if spindle?(name)
+
       case name
-      when "spindle" then Memory.control(control(server.launch), "refork")
       when "puma" then Process.kill(:URG, server.pid)
       when "pitchfork" then Process.kill(:USR2, server.pid)
       end
@@ -75,7 +88,7 @@ module Bench
     # other) and generation; Spindle's from its stats, the peers' from
     # their process titles.
     def processes(name, server)
-      return spindle_processes(server) if name == "spindle"
+      return spindle_processes(server) if spindle?(name)
 
       Memory.tree(server.pid).map do |p|
         role = if p[:pid] == server.pid then "master"
@@ -110,9 +123,9 @@ module Bench
     def generation_complete?(name, server, old_pids, count)
       ws = workers(name, server)
       return false unless ws.size == count
+      return ws.all? { |w| w[:generation].to_i >= 1 } && (ws.map { |w| w[:pid] } & old_pids).empty? if spindle?(name)
 
       case name
-      when "spindle" then ws.all? { |w| w[:generation].to_i >= 1 } && (ws.map { |w| w[:pid] } & old_pids).empty?
       when "puma" then (ws.map { |w| w[:pid] } & old_pids).size <= 1
       when "pitchfork" then ws.all? { |w| w[:generation].to_i >= 1 }
       end
