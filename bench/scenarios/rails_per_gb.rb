@@ -103,6 +103,11 @@ module Bench
 
     def self.label(name) = name == "spindle" ? "spindle (threads)" : name
 
+    # "spindle, spindle-fibers: spindlectl; puma: SIGURG": servers grouped by how they refork.
+    def self.refork_line(servers)
+      servers.group_by { |v| v[:refork] }.map { |how, same| "#{same.map { |v| v[:name] }.join(', ')}: #{how}" }.join("; ")
+    end
+
     def self.headline(record)
       m = medians(record)
       parts = m.map { |name, v| format("%s %.0f", label(name), v[:per_gib]) }
@@ -125,7 +130,7 @@ module Bench
       P.page(P.title(record, json_name, goal_from: "issue 16"),
              P.run_table(record, [["App", "test/apps/rails, GET #{s[:path]}, #{s[:workers]} workers × #{s[:threads_per_process]} threads where threads apply"],
                                   ["Load", "#{record[:load_generator][:tool]}, 1 thread, -c #{s[:connections]}, #{s[:duration_s]} s, keep-alive"],
-                                  ["Refork", record[:servers].map { |v| "#{v[:name]}: #{v[:refork]}" }.uniq.join("; ")]]),
+                                  ["Refork", refork_line(record[:servers])]]),
              "## Result\n\n#{F.table(['server', 'req/s', 'total PSS (MB)', 'req/s per GiB', 'new generation complete', 'rounds'], rows)}",
              "## Targets\n\n#{F.table(['Spindle', 'against', 'req/s per GiB ratio', 'target'], targets)}",
              "PSS is summed over every process of the server (master, workers, mold), measured right after the run; " \

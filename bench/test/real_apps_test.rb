@@ -112,6 +112,7 @@ class RealAppsTest < Minitest::Test
     assert_includes page, "| puma | 200 | 512.0 | **400.0** | yes | 1 |"
     assert_includes page, "| spindle-fibers | puma | 2.40× | **met** (≥ 1.3×) |"
     assert_includes page, "| spindle (threads) | puma | 1.50× | **met** (≥ 1.3×) |"
+    assert_includes page, "| Refork | spindle, spindle-fibers: spindlectl; puma: SIGURG |"
     assert_includes page, "ruby 3.3.8 +YJIT; YJIT on for every server (RUBY_YJIT_ENABLE=1)"
     assert_match(/<svg .*<\/svg>/m, svg)
     assert_equal "req/s per GiB of PSS, 4 Rails workers after a refork: spindle (threads) 600, spindle-fibers 960, puma 400 " \
