@@ -42,7 +42,8 @@ class MetricsDocsTest < Minitest::Test
                "requests" => 0, "in_flight" => 0, "backlog" => 0, "last_checkin_age" => 0, "oldest_request_age" => 0,
                "memory" => memory, "gc" => { minor: 0, major: 0, heap_live_slots: 0 }, "restarts" => 0,
                "durations" => snapshot }
-    stats = { "master" => { "generation" => 0, "workers_desired" => 1, "started_at" => "2026-01-01T00:00:00Z",
+    stats = { "master" => { "generation" => 0, "refork_failures" => 0, "workers_desired" => 1,
+                            "started_at" => "2026-01-01T00:00:00Z",
                             "memory" => memory }, "workers" => [worker], "mold" => { "memory" => memory } }
     Spindle::Metrics::Report.new(stats).to_s.scan(/^# TYPE (\S+)/).flatten
   end

@@ -36,7 +36,7 @@ module Spindle
       # Every one has a meaning in #dispatch; Signals::WORKER lists them all too.
       SIGNALS = %i[TERM INT QUIT USR1 USR2 TTIN TTOU HUP].freeze
 
-      attr_reader :children, :generation, :desired, :started_at, :restarts
+      attr_reader :children, :generation, :desired, :started_at, :restarts, :refork_failures
 
       # app: an app already built (the rackup handler's); preloaded instead of
       # loading rackup a second time.
@@ -59,6 +59,8 @@ module Spindle
         @gave_up = false
         @restarts = {} # worker index => processes started in that slot after its first
         @metrics_retry_at = nil # while a new master waits for the previous one's metrics address
+        @refork_failures = 0
+        @auto_refork_held = nil # the generation whose refork failed: --refork-after waits past it
       end
 
       def run
@@ -259,6 +261,7 @@ module Spindle
 
           boot_failed(child) if child.booting?
           log_exit(child, pid, status)
+          refork_failed if child.state == :mold_pending && !@stopping
           @children.remove(child)
         end
       rescue Errno::ECHILD
@@ -266,13 +269,19 @@ module Spindle
       end
 
       # Every child that leaves is logged, with its exit status: an
-      # unexpected exit as an error.
+      # unexpected exit as an error, and a mold's with what its loss means.
       def log_exit(child, pid, status)
-        what = child.mold? ? "mold (generation #{child.generation})" : "worker #{child.index}"
-        if expected_exit?(child)
-          @log.info("spindle: #{what} removed (pid #{pid}, #{exit_status(status)})")
-        else
-          @log.error("#{what} (pid #{pid}) died: #{exit_status(status)}")
+        return @log.info("spindle: #{child_name(child)} removed (pid #{pid}, #{exit_status(status)})") if
+          expected_exit?(child)
+
+        @log.error("#{child_name(child)} (pid #{pid}) died: #{exit_status(status)}#{mold_lost(child)}")
+      end
+
+      def child_name(child)
+        case child.state
+        when :mold_pending then "worker #{child.index} (becoming the mold of generation #{@generation + 1})"
+        when :mold, :mold_retiring then "mold (generation #{child.generation})"
+        else "worker #{child.index}"
         end
       end
 
@@ -280,7 +289,30 @@ module Spindle
         status.signaled? ? "killed by signal #{Signal.signame(status.termsig)}" : "exit status #{status.exitstatus}"
       end
 
-      def expected_exit?(child) = @stopping || %i[retiring killed].include?(child.state) || child.mold?
+      # A mold leaves when a newer one replaces it, or when everything stops.
+      def expected_exit?(child)
+        @stopping || %i[retiring killed mold_retiring].include?(child.state)
+      end
+
+      # What an unexpected exit cost, for the log line.
+      def mold_lost(child)
+        case child.state
+        when :mold_pending
+          "; refork to generation #{@generation + 1} failed; the other workers keep serving, and " \
+            "#{@config.refork_after ? 'automatic reforks wait until one succeeds' : 'the next refork starts afresh'}"
+        when :mold then "; until the next refork, new workers start from the master"
+        end
+      end
+
+      # A refork whose mold-to-be died (its before_refork hook raised, or it
+      # was killed) ends there: generation stays, the other workers serve, and
+      # the empty slot gets a new worker. --refork-after would pick the next
+      # busiest worker at once and might kill it the same way, so it waits
+      # for the next generation; `spindlectl refork` still asks by hand.
+      def refork_failed
+        @refork_failures += 1
+        @auto_refork_held = @generation
+      end
 
       # A new master whose worker cannot boot gives up at once: the old
       # master still serves the old code, and waiting would only leave a
@@ -400,7 +432,7 @@ module Spindle
 
       def refork_due?
         counts = @config.refork_after
-        return false if !counts || @rollout || @stopping || @leaving
+        return false if !counts || @rollout || @stopping || @leaving || @auto_refork_held == @generation
         return false if @children.any? { |c| c.state == :mold_pending }
 
         threshold = counts[[@generation, counts.size - 1].min]

@@ -30,7 +30,7 @@ module Spindle
 
       def master_entry
         { "pid" => Process.pid, "started_at" => @master.started_at.utc.iso8601, "generation" => @master.generation,
-          "workers_desired" => @master.desired, "engine" => @config.engine,
+          "refork_failures" => @master.refork_failures, "workers_desired" => @master.desired, "engine" => @config.engine,
           "allocator" => ProcessStats.allocator, "malloc_arena_max" => ENV["MALLOC_ARENA_MAX"],
           "memory" => ProcessStats.memory }
       end

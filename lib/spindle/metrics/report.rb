@@ -97,6 +97,9 @@ module Spindle
                    [[{}, master["workers_desired"]]])
         out.family("spindle_generation", "gauge", "The newest worker generation (0 until the first refork).",
                    [[{}, master["generation"]]])
+        out.family("spindle_refork_failures_total", "counter",
+                   "Reforks that failed because the worker becoming the mold died first.",
+                   [[{}, master["refork_failures"]]])
         out.family("spindle_master_start_time_seconds", "gauge", "When this master started, in seconds since the Unix epoch.",
                    [[{}, self.class.epoch(master["started_at"])]])
         process_memory(out, "master", master["memory"])
