@@ -48,12 +48,17 @@ module Bench
     end
   end
 
+  puma = lambda { |l|
+    ["puma", "-q", "-t", l.thread_range, "-w", (l.processes > 1 ? l.processes : 0).to_s, "-b", "tcp://#{l.address}", l.rackup]
+  }
   s.add "puma", family: :peer, runtime: :peers, model: "reactor + thread pool", threaded: true,
-                version: -> { Versions.gem("puma") },
-                command: lambda { |l|
-                  ["puma", "-q", "-t", l.thread_range, "-w", (l.processes > 1 ? l.processes : 0).to_s,
-                   "-b", "tcp://#{l.address}", l.rackup]
-                }
+                version: -> { Versions.gem("puma") }, command: puma
+  # Puma on the allocator Spindle picks by default when it is installed, so
+  # that a ratio against Puma can be read without the allocator's share.
+  s.add "puma-jemalloc", family: :peer, runtime: :peers, model: "reactor + thread pool", threaded: true,
+                         version: -> { "#{Versions.gem('puma')} (#{Jemalloc::SETTINGS})" },
+                         notes: "Puma with jemalloc preloaded, narenas:2: Spindle's allocator default",
+                         command: ->(l) { [*Jemalloc.env, *puma.call(l)] }
 
   # --forked -n N: N worker processes under Falcon's supervisor. Falcon has no
   # thread count: each worker runs one fiber per connection.

@@ -8,11 +8,16 @@ module Bench
   # how). Configurations interleave within each round; nothing runs at the
   # same time as anything else.
   class Arenas < CustomScenario
-    def self.jemalloc = Dir["/usr/lib/*/libjemalloc.so.2"].first
     SAMPLE_EVERY = 0.1
-    COLORS = { "glibc default (MALLOC_ARENA_MAX unset)" => "#d62728", "MALLOC_ARENA_MAX=2 (Spindle's default)" => "#3182bd",
-               "jemalloc (LD_PRELOAD libjemalloc.so.2)" => "#2ca02c" }.freeze
-    CONFIGS = COLORS.keys.freeze
+    # name => [chart colour, the script's environment, bin/spindle's flags].
+    # Spindle's glibc default is left alone by SPINDLE_MEMORY_SET (see NOTES).
+    SETUPS = {
+      "glibc default (MALLOC_ARENA_MAX unset)" => ["#d62728", {}, nil],
+      "glibc, MALLOC_ARENA_MAX=2 (--allocator glibc)" => ["#3182bd", { "MALLOC_ARENA_MAX" => "2" }, %w[--allocator glibc]],
+      "jemalloc default (narenas 4 × cores)" => ["#ff7f0e", { "LD_PRELOAD" => :jemalloc }, %w[--allocator jemalloc --malloc-arenas 0]],
+      "jemalloc, narenas:2 (Spindle's default when installed)" => ["#2ca02c", { "LD_PRELOAD" => :jemalloc, "MALLOC_CONF" => "narenas:2" }, []]
+    }.freeze
+    CONFIGS = SETUPS.keys.freeze
     KINDS = %w[script spindle].freeze
 
     def initialize(scenario, settings)
@@ -36,36 +41,36 @@ module Bench
     def settings_record
       { threads: 20, script_iterations_per_thread: @iterations, spindle_duration_s: @duration,
         spindle_connections: 20, per_request_arrays: 10, sample_every_s: SAMPLE_EVERY, rounds: @rounds,
-        jemalloc: Arenas.jemalloc, jemalloc_package: Versions.command(%w[dpkg-query -W libjemalloc2], /libjemalloc2\s+(\S+)/),
+        jemalloc: Jemalloc.path, jemalloc_package: Versions.command(%w[dpkg-query -W libjemalloc2], /libjemalloc2\s+(\S+)/),
         glibc: Versions.command(%w[ldd --version], /(\d+\.\d+)/), processes: [1] }
     end
 
     # The plain seed script under each allocator (BASE_ENV clears the rest).
     def script(config)
-      env = ServerProcess::BASE_ENV.merge("MALLOC_ARENA_MAX" => config.include?("=2") ? "2" : nil,
-                                          "LD_PRELOAD" => config.start_with?("jemalloc") ? Arenas.jemalloc : nil,
-                                          "ARENAS_ITERATIONS" => @iterations.to_s, "ARENAS_THREADS" => "20")
+      allocator = SETUPS[config][1].transform_values { |v| v == :jemalloc ? Jemalloc.path : v }
+      env = ServerProcess::BASE_ENV.merge(allocator, "ARENAS_ITERATIONS" => @iterations.to_s, "ARENAS_THREADS" => "20")
       out = File.join(Paths::TMP, "arenas-script.out")
       t0 = Child.now
       pid = Process.spawn(env, RbConfig.ruby, File.join(Paths::APPS, "arenas_seed.rb"), out: out, err: out, in: File::NULL, pgroup: true)
       samples = []
       Child.wait(pid, 300, every: SAMPLE_EVERY) { (rss = Memory.rss(pid))&.positive? && samples << [(Child.now - t0).round(2), rss] }
       result = File.read(out)[/^ARENAS_RESULT (\{.*\})$/, 1]
-      shown = env.slice("MALLOC_ARENA_MAX", "LD_PRELOAD", "ARENAS_ITERATIONS", "ARENAS_THREADS").compact.map { |k, v| "#{k}=#{v}" }
+      shown = env.slice("MALLOC_ARENA_MAX", "LD_PRELOAD", "MALLOC_CONF", "ARENAS_ITERATIONS", "ARENAS_THREADS").compact.map { |k, v| "#{k}=#{v}" }
       { command: "#{shown.join(' ')} ruby bench/apps/arenas_seed.rb", samples: samples,
         result: result && JSON.parse(result, symbolize_names: true), failed: (result ? nil : "no result: #{File.read(out)[-300..]}") }
     end
 
     # The same loop as a Spindle app, loaded by wrk, RSS sampled meanwhile.
     def spindle(config)
-      leave_alone = config.include?("unset") ? { "SPINDLE_MEMORY_SET" => "1" } : {} # then bin/spindle keeps glibc's default
+      flags = SETUPS[config][2]
+      leave_alone = flags ? {} : { "SPINDLE_MEMORY_SET" => "1" } # then bin/spindle keeps glibc's default
       target = Scenario.new(name: "arenas", app: "arenas.ru", path: "/", expect_body: "allocated",
-                                  env: -> { { "MALLOC_ARENA_MAX" => nil, "LD_PRELOAD" => nil }.merge(leave_alone) })
+                            env: -> { { "MALLOC_ARENA_MAX" => nil, "LD_PRELOAD" => nil, "MALLOC_CONF" => nil }.merge(leave_alone) })
       server = Memory.start(name: "arenas-spindle", runtime: :spindle, target: target, threads: 20) do |l|
-        [RbConfig.ruby, "bin/spindle", "--engine", "threads", "-t", "20:20", *(config.start_with?("jemalloc") ? %w[--allocator jemalloc] : []),
-         "-b", "tcp://#{l.address}", "-q", l.rackup]
+        [RbConfig.ruby, "bin/spindle", "--engine", "threads", "-t", "20:20", *flags, "-b", "tcp://#{l.address}", "-q", l.rackup]
       end
-      checked = { malloc_arena_max: Memory.environ(server.pid)["MALLOC_ARENA_MAX"], ld_preload: Memory.environ(server.pid)["LD_PRELOAD"],
+      environ = Memory.environ(server.pid)
+      checked = { malloc_arena_max: environ["MALLOC_ARENA_MAX"], malloc_conf: environ["MALLOC_CONF"], ld_preload: environ["LD_PRELOAD"],
                   allocator_mapped: Memory.allocator(server.pid), threads_in_process: Dir["/proc/#{server.pid}/task/*"].size }
       t0 = Child.now
       samples = []
@@ -103,7 +108,7 @@ module Bench
         peaks = CONFIGS.map { |c| median_of(ok_runs(record, kind).select { |r| r[:config] == c }, :peak_rss) }
         "#{kind}: #{peaks.map { |p| p ? "#{(p / 1048576.0).round} MB" : '–' }.join(' / ')}"
       end
-      "peak RSS, glibc default / ARENA_MAX=2 / jemalloc — #{parts.join('; ')}"
+      "peak RSS, glibc default / ARENA_MAX=2 / jemalloc default / jemalloc narenas:2 — #{parts.join('; ')}"
     end
 
     def self.table(record, kind)
@@ -124,7 +129,8 @@ module Bench
 
       checked = runs.first&.dig(:checked) || {}
       ["#{F.rps(median_of(runs, :requests_per_sec))} req/s, #{F.integer(median_of(runs, :requests).to_i)} requests",
-       "MALLOC_ARENA_MAX=#{checked[:malloc_arena_max] || 'unset'}, #{checked[:allocator_mapped]} mapped"]
+       "MALLOC_ARENA_MAX=#{checked[:malloc_arena_max] || 'unset'}, MALLOC_CONF=#{checked[:malloc_conf] || 'unset'}, " \
+       "#{checked[:allocator_mapped]} mapped"]
     end
 
     def self.markdown(record, json_name)
@@ -132,10 +138,10 @@ module Bench
       commands = ok(record).uniq { |r| [r[:kind], r[:config]] }.map { |r| "# #{r[:kind]}, #{r[:config]}\n#{r[:command]}" }
       P.page(P.title(record, json_name, goal_from: "issue 4"),
              P.run_table(record, [
-               ["glibc / jemalloc", "glibc #{s[:glibc]}; #{s[:jemalloc]} (libjemalloc2 #{s[:jemalloc_package]}), default settings"],
+               ["glibc / jemalloc", "glibc #{s[:glibc]}; #{s[:jemalloc]} (libjemalloc2 #{s[:jemalloc_package]})"],
                ["Plain script", "20 threads × #{s[:script_iterations_per_thread]} loops each (≈ #{F.integer(20 * s[:script_iterations_per_thread])} MB allocated in all), then exit"],
                ["Spindle app", "`bin/spindle --engine threads -t 20:20`, one process; `wrk -t 1 -c 20 -d #{s[:spindle_duration_s]}s` (bounded by time: the request count is in the table), #{s[:per_request_arrays]} arrays per request"],
-               ["Rounds", "#{s[:rounds]}; the three allocators interleave within each round; figures are medians over rounds"]
+               ["Rounds", "#{s[:rounds]}; the four setups interleave within each round; figures are medians over rounds"]
              ]),
              "## The plain seed script\n\n#{table(record, 'script')}",
              "## As a Spindle app (threads engine, 20 threads)\n\n#{table(record, 'spindle')}\n\n#{NOTES}",
@@ -154,7 +160,7 @@ module Bench
         next if runs.empty?
 
         chart.panel(title, series: runs.map { |r|
-          { name: r[:config], color: COLORS[r[:config]], points: r[:samples].map { |t, rss| [t, (rss / 1048576.0).round(1)] } }
+          { name: r[:config], color: SETUPS.dig(r[:config], 0) || "#999999", points: r[:samples].map { |t, rss| [t, (rss / 1048576.0).round(1)] } }
         })
       end
       chart.render
@@ -162,9 +168,8 @@ module Bench
 
     NOTES = <<~MD.chomp
       - "glibc default" for Spindle means its allocator setup left alone (`SPINDLE_MEMORY_SET=1` in the environment, so
-        bin/spindle does not re-exec with MALLOC_ARENA_MAX=2): `--malloc-arenas` takes only a positive count, so there is
-        no flag for "glibc's own default". What the process really ran with is in the last column, read from
-        /proc/PID/environ and /proc/PID/maps.
+        bin/spindle does not re-exec with its allocator settings). What the process really ran with is in the last
+        column, read from /proc/PID/environ and /proc/PID/maps.
       - RSS includes memory the allocator keeps for reuse. jemalloc returns unused dirty pages to the OS only after its
         decay time (10 s by default), glibc only from the top of each arena or by `malloc_trim`.
     MD
@@ -175,9 +180,10 @@ Bench::Scenario.define(
   name: "arenas",
   title: "glibc arenas: RSS over time, 20 allocating threads",
   description: "The seed's arena test: 20 threads, each allocating a 1,000-element array of 1,000-character strings " \
-               "in a loop (dropped at once), RSS sampled every 0.1 s from /proc/PID/status. Three allocators: glibc with " \
-               "its default arena count (MALLOC_ARENA_MAX unset: up to 8 × cores = 16 arenas here), MALLOC_ARENA_MAX=2 " \
-               "(Spindle's default) and jemalloc (Debian's libjemalloc.so.2 via LD_PRELOAD; Spindle's `--allocator jemalloc`). " \
+               "in a loop (dropped at once), RSS sampled every 0.1 s from /proc/PID/status. Four allocator setups: glibc with " \
+               "its default arena count (MALLOC_ARENA_MAX unset: up to 8 × cores = 16 arenas here), glibc with " \
+               "MALLOC_ARENA_MAX=2 (Spindle's default without jemalloc), jemalloc (Debian's libjemalloc.so.2 via LD_PRELOAD) " \
+               "with its default arena count, and jemalloc with MALLOC_CONF=narenas:2 (Spindle's default when installed). " \
                "Two ways: the plain seed script, and the same loop as a Spindle app (threads engine, 20 threads, " \
                "`wrk -c 20`, 10 arrays per request).",
   goal: "RSS over time with glibc defaults, Spindle's arena default, and jemalloc — charted (the seed: > 1 GB with " \

@@ -23,7 +23,7 @@ require_relative "../lib/bench/real_app_report"
     path: path,
     connections: [16],
     processes: [1, 2],
-    servers: %w[spindle-* puma falcon unicorn pitchfork],
+    servers: %w[spindle-* puma puma-jemalloc falcon unicorn pitchfork],
     gemfile: Bench::Paths::APPS_GEMFILE,
     env: -> { Bench::AppDb.env.call.merge(Bench::Profile.env) },
     report: Bench::RealAppReport,

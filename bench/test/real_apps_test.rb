@@ -69,8 +69,8 @@ class RealAppsTest < Minitest::Test
       bad_status: 0, load_generator_bound: false, cpu: { other_cores: 0.0 } }
   end
 
-  def summary(measurements)
-    servers = [%w[spindle-threads spindle], %w[puma peer], %w[falcon peer]]
+  def summary(measurements, peers: %w[puma falcon])
+    servers = [%w[spindle-threads spindle], *peers.map { |p| [p, "peer"] }]
     Bench::Summary.new(servers: servers.map { |n, f| { name: n, family: f } },
                        settings: { processes: [1], connections: [16] }, measurements: measurements)
   end
@@ -82,6 +82,13 @@ class RealAppsTest < Minitest::Test
     against, profile = sections
     assert_includes against, "| spindle-threads | 1 | 16 | 240 | 50.00 | 1.20× | ≤ (60.00) | 1.50× | > (40.00) |"
     assert_includes profile, "| spindle-threads | 1 | 16 | 100 | 20.0 % | 70.0 % | 10.0 % | 0.0 % | Spindle::Engine::Outbox#write (9) |"
+  end
+
+  def test_puma_on_jemalloc_gets_its_columns_when_it_ran
+    against, = Bench::RealAppReport.sections(summary([measurement("spindle-threads", 240, 50.0), measurement("puma", 200, 60.0),
+                                                      measurement("puma-jemalloc", 220, 55.0)], peers: %w[puma puma-jemalloc]))
+    assert_includes against, "## Against Puma, Puma on jemalloc\n"
+    assert_includes against, "| spindle-threads | 1 | 16 | 240 | 50.00 | 1.20× | ≤ (60.00) | 1.09× | ≤ (55.00) |"
   end
 
   def test_no_profile_section_without_a_profiled_run

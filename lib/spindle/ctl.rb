@@ -111,11 +111,17 @@ module Spindle
       master = stats["master"]
       lines = ["master pid #{master['pid']}  generation #{master['generation']}  " \
                "workers #{stats['totals']['workers']}/#{master['workers_desired']}  engine #{master['engine']}  " \
-               "allocator #{master['allocator']} (MALLOC_ARENA_MAX=#{master['malloc_arena_max'] || 'unset'})"]
+               "allocator #{master['allocator']} (#{allocator_settings(master)})"]
       rows = [*stats["workers"], stats["mold"]].compact.map { |c| row(c) }
       rows << total_row(stats["totals"])
       lines.concat(align([COLUMNS, *rows]))
       lines.join("\n")
+    end
+
+    # "MALLOC_CONF=narenas:2" under jemalloc, "MALLOC_ARENA_MAX=2" under glibc.
+    def allocator_settings(master)
+      name, value = master["allocator"] == "jemalloc" ? ["MALLOC_CONF", master["malloc_conf"]] : ["MALLOC_ARENA_MAX", master["malloc_arena_max"]]
+      "#{name}=#{value || 'unset'}"
     end
 
     def row(child)

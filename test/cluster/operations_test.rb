@@ -41,6 +41,13 @@ class OperationsTest < SpindleIntegrationTest
     start_cluster("--allocator", "jemalloc", APP, workers: 1)
     wait_until("1 worker serving") { serving_workers.size == 1 }
     assert_equal "jemalloc", stats["master"]["allocator"]
+    assert_equal "narenas:2", stats["master"]["malloc_conf"]
+  end
+
+  def test_glibc_allocator_can_be_chosen
+    start_cluster("--allocator", "glibc", APP, workers: 1)
+    wait_until("1 worker serving") { serving_workers.size == 1 }
+    assert_equal ["glibc", "2", nil], stats["master"].values_at("allocator", "malloc_arena_max", "malloc_conf")
   end
 
   def test_a_worker_over_its_memory_limit_is_recycled_with_a_replacement_first

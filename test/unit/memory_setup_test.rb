@@ -3,6 +3,7 @@
 require "test_helper"
 require "spindle/config"
 require "spindle/memory_setup"
+require "spindle/cli"
 
 # What environment the server re-executes itself with, for the allocator.
 class MemorySetupTest < Minitest::Test
@@ -13,15 +14,41 @@ class MemorySetupTest < Minitest::Test
   end
 
   def test_leaves_an_arena_count_the_environment_set
-    assert_nil env_for({ "MALLOC_ARENA_MAX" => "4" })
+    assert_nil env_for({ "MALLOC_ARENA_MAX" => "4" }, allocator: "glibc")
   end
 
   def test_zero_leaves_glibcs_default
-    assert_nil env_for(malloc_arena_max: 0)
+    assert_nil env_for(malloc_arena_max: 0, allocator: "glibc")
   end
 
-  def test_jemalloc_is_preloaded
-    assert_match(/libjemalloc\.so\.2/, env_for(allocator: "jemalloc")["LD_PRELOAD"])
+  def test_glibc_preloads_nothing
+    env = env_for(allocator: "glibc")
+    assert_nil env["LD_PRELOAD"]
+    assert_nil env["MALLOC_CONF"]
+  end
+
+  def test_jemalloc_is_preloaded_with_the_arena_count
+    env = env_for(allocator: "jemalloc", malloc_arena_max: 3)
+    assert_match(/libjemalloc\.so\.2/, env["LD_PRELOAD"])
+    assert_equal "narenas:3", env["MALLOC_CONF"]
+  end
+
+  def test_jemalloc_keeps_the_operators_malloc_conf_and_preloads
+    env = env_for({ "MALLOC_CONF" => "narenas:8", "LD_PRELOAD" => "/lib/other.so" }, allocator: "jemalloc")
+    refute env.key?("MALLOC_CONF")
+    assert_match(%r{libjemalloc\.so\.2:/lib/other\.so\z}, env["LD_PRELOAD"])
+    assert_nil env_for({ "LD_PRELOAD" => "/x/libjemalloc.so.2" }, allocator: "jemalloc", malloc_arena_max: 0)
+  end
+
+  def test_auto_is_jemalloc_exactly_when_it_is_installed
+    installed = Spindle::MemorySetup.installed_jemalloc
+    assert_equal installed, env_for["LD_PRELOAD"]
+    assert_equal(installed ? "narenas:2" : nil, env_for["MALLOC_CONF"])
+  end
+
+  def test_an_unknown_allocator_is_refused
+    error = assert_raises(Spindle::Config::Error) { Spindle::CLI.new.parse(%w[--allocator tcmalloc]) }
+    assert_match(/auto, glibc, jemalloc/, error.message)
   end
 
   def test_never_twice

@@ -10,23 +10,25 @@ module Bench
   # 1.3× Falcon), and, from a --profile run, where each server's CPU went.
   module RealAppReport
     F = Report::Format
-    PEERS = %w[puma falcon].freeze
+    # Peer => its label. puma-jemalloc is Puma on Spindle's default allocator.
+    PEERS = { "puma" => "Puma", "puma-jemalloc" => "Puma on jemalloc", "falcon" => "Falcon" }.freeze
 
     module_function
 
     def sections(summary) = [against_peers(summary), profile(summary)].compact
 
     def against_peers(summary)
+      present = PEERS.select { |name, _| summary.server_names.include?(name) }
       rows = summary.processes.product(summary.connections).flat_map do |procs, c|
         figures = summary.figures(procs, c)
-        peers = PEERS.to_h { |name| [name, figures.find { |f| f.server == name }] }
+        peers = present.to_h { |name, _| [name, figures.find { |f| f.server == name }] }
         figures.map do |f|
           [f.server, procs, c, F.throughput(f), F.ms(f.p99),
-           *PEERS.flat_map { |name| [F.ratio(summary.ratio(f, peers[name])), p99_verdict(f, peers[name])] }]
+           *present.keys.flat_map { |name| [F.ratio(summary.ratio(f, peers[name])), p99_verdict(f, peers[name])] }]
         end
       end
-      header = ["server", "processes", "c", "req/s (median)", "p99 ms", "× Puma", "p99 vs Puma", "× Falcon", "p99 vs Falcon"]
-      "## Against Puma and Falcon\n\nEvery server under the same bundle, database and pool. Medians of the rounds; " \
+      header = ["server", "processes", "c", "req/s (median)", "p99 ms", *present.values.flat_map { |l| ["× #{l}", "p99 vs #{l}"] }]
+      "## Against #{present.values.join(', ')}\n\nEvery server under the same bundle, database and pool. Medians of the rounds; " \
         "a ratio marked ≥ or ≤ has a load-generator-bound side.\n\n#{F.table(header, rows)}"
     end
 

@@ -3,6 +3,7 @@
 require "rbconfig"
 require_relative "memory"
 require_relative "versions"
+require_relative "jemalloc"
 
 module Bench
   # How the refork scenarios start each server, make it refork, tell its
@@ -18,7 +19,10 @@ module Bench
       "spindle" => SPINDLE, # the threads engine
       "puma" => { runtime: :peers, version: -> { "#{Versions.gem('puma')} (fork_worker)" },
                   refork: "SIGURG to the master (= pumactl refork)" },
-      "pitchfork" => { runtime: :peers, version: -> { Versions.gem("pitchfork") }, refork: "SIGUSR2 to the monitor" }
+      "pitchfork" => { runtime: :peers, version: -> { Versions.gem("pitchfork") }, refork: "SIGUSR2 to the monitor" },
+      # Puma on Spindle's default allocator: the ratio without the allocator's share.
+      "puma-jemalloc" => { runtime: :peers, version: -> { "#{Versions.gem('puma')} (fork_worker, #{Jemalloc::SETTINGS})" },
+                           refork: "SIGURG to the master (= pumactl refork)" }
     }.freeze
     # The same Spindle setup on its other engines, for a scenario that asks.
     ENGINES = { "spindle-blocking" => SPINDLE, "spindle-fibers" => SPINDLE }.freeze
@@ -28,6 +32,9 @@ module Bench
     module_function
 
     def spindle?(name) = name.start_with?("spindle")
+
+    # The peer a variant runs: "puma" for "puma-jemalloc".
+    def peer(name) = name.delete_suffix("-jemalloc")
 
     def engine(name) = name[/\Aspindle-(\w+)\z/, 1] || "threads"
 
@@ -50,6 +57,7 @@ module Bench
 
       case name
       when "puma" then ["puma", "-C", launch.write("puma.rb", puma_config(launch, workers)), launch.rackup]
+      when "puma-jemalloc" then [*Jemalloc.env, *command("puma", launch, workers: workers)]
       when "pitchfork"
         ["pitchfork", "-c", launch.write("pitchfork.rb", <<~RUBY), launch.rackup]
           worker_processes #{workers}
@@ -78,7 +86,7 @@ module Bench
     def trigger(name, server)
       return Memory.control(control(server.launch), "refork") if spindle?(name)
 
-      case name
+      case peer(name)
       when "puma" then Process.kill(:URG, server.pid)
       when "pitchfork" then Process.kill(:USR2, server.pid)
       end
@@ -125,7 +133,7 @@ module Bench
       return false unless ws.size == count
       return ws.all? { |w| w[:generation].to_i >= 1 } && (ws.map { |w| w[:pid] } & old_pids).empty? if spindle?(name)
 
-      case name
+      case peer(name)
       when "puma" then (ws.map { |w| w[:pid] } & old_pids).size <= 1
       when "pitchfork" then ws.all? { |w| w[:generation].to_i >= 1 }
       end

@@ -12,8 +12,9 @@ module Bench
   # peer (they take minutes to build). Each step is skipped when already
   # done; --no-install refuses instead of installing.
   module Setup
-    # The load generator and the nginx ceiling.
-    PACKAGES = { "/usr/bin/wrk" => "wrk", "/usr/sbin/nginx" => "nginx" }.freeze
+    # The load generator, the nginx ceiling, and jemalloc: Spindle runs on it
+    # by default when it is installed, so every run has it.
+    PACKAGES = { "/usr/bin/wrk" => "wrk", "/usr/sbin/nginx" => "nginx", "/usr/lib/*/libjemalloc.so.2" => "libjemalloc2" }.freeze
 
     module_function
 

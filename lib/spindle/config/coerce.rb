@@ -101,7 +101,7 @@ module Spindle
         list.map { |n| positive_integer(n, what) }
       end
 
-      ALLOCATORS = %w[glibc jemalloc].freeze
+      ALLOCATORS = %w[auto glibc jemalloc].freeze
 
       def allocator(raw)
         name = raw.to_s

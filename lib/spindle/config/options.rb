@@ -189,13 +189,14 @@ module Spindle
                       "error; one naming a dead process is replaced."),
       Option.new(name: :malloc_arena_max, default: 2, cli: "--malloc-arenas", arg: "N",
                  coerce: ->(v) { c.non_negative_integer(v, "malloc_arena_max") },
-                 doc: "glibc malloc arenas (MALLOC_ARENA_MAX), set at start unless the " \
-                      "environment sets it. Fewer arenas: far less fragmentation under threads. " \
-                      "0: leave glibc's default (8 per core)."),
-      Option.new(name: :allocator, default: "glibc", cli: "--allocator", arg: "NAME",
+                 doc: "malloc arenas, set at start: glibc's MALLOC_ARENA_MAX unless the environment " \
+                      "sets it, and under jemalloc narenas in MALLOC_CONF unless the environment sets " \
+                      "MALLOC_CONF. Fewer arenas: far less fragmentation under threads. " \
+                      "0: leave the allocator's default (glibc 8 per core, jemalloc 4 per core)."),
+      Option.new(name: :allocator, default: "auto", cli: "--allocator", arg: "NAME",
                  coerce: ->(v) { c.allocator(v) },
-                 doc: "glibc, or jemalloc (Debian's libjemalloc.so.2, preloaded at start; " \
-                      "an error when it is not installed)."),
+                 doc: "auto: jemalloc when Debian's libjemalloc.so.2 is installed (preloaded at start), " \
+                      "glibc otherwise. glibc, or jemalloc (an error when it is not installed)."),
       Option.new(name: :body_spool_threshold, default: 64 * kib, arg: "BYTES",
                  coerce: ->(v) { c.non_negative_integer(v, "body_spool_threshold") },
                  doc: "Request bodies larger than this go to an unlinked tempfile, not memory."),
