@@ -22,6 +22,7 @@ module Bench
     THREADS = 5
     CONNECTIONS = 16
     TARGETS = { "puma" => 1.3, "pitchfork" => 1.0 }.freeze # Spindle's req/s per GiB ÷ theirs, at least
+    REFERENCES = %w[puma-jemalloc].freeze # ratios shown without a target: Puma on Spindle's allocator
     WARM_HEADERS = ["Connection: close"].freeze # every warm-up request a new accept: every worker gets some
     GENERATION_WAIT = 120 # seconds for the new generation, with warm-up bursts meanwhile
 
@@ -97,8 +98,15 @@ module Bench
     # [spindle name, peer, ratio, target] for each Spindle row and peer target.
     def self.ratios(m)
       spindle_rows(m).flat_map do |name, v|
-        TARGETS.filter_map { |peer, goal| m[peer] && [name, peer, v[:per_gib] / m[peer][:per_gib], goal] }
+        TARGETS.merge(REFERENCES.to_h { |peer| [peer, nil] })
+               .filter_map { |peer, goal| m[peer] && [name, peer, v[:per_gib] / m[peer][:per_gib], goal] }
       end
+    end
+
+    def self.verdict(ratio, goal)
+      return "no target: the same allocator as Spindle's default" unless goal
+
+      ratio >= goal ? "**met** (≥ #{goal}×)" : "not met (≥ #{goal}×)"
     end
 
     def self.label(name) = name == "spindle" ? "spindle (threads)" : name
@@ -124,7 +132,7 @@ module Bench
          v[:reforked] ? "yes" : "**no** (see the log)", v[:rounds]]
       end
       targets = ratios(m).map do |name, peer, r, goal|
-        [label(name), peer, format("%.2f×", r), r >= goal ? "**met** (≥ #{goal}×)" : "not met (≥ #{goal}×)"]
+        [label(name), peer, format("%.2f×", r), verdict(r, goal)]
       end
       s = record[:settings]
       P.page(P.title(record, json_name, goal_from: "issue 16"),
@@ -134,7 +142,9 @@ module Bench
              "## Result\n\n#{F.table(['server', 'req/s', 'total PSS (MB)', 'req/s per GiB', 'new generation complete', 'rounds'], rows)}",
              "## Targets\n\n#{F.table(['Spindle', 'against', 'req/s per GiB ratio', 'target'], targets)}",
              "PSS is summed over every process of the server (master, workers, mold), measured right after the run; " \
-             "each shared page is divided among the processes that map it, so the sum is what the server costs.",
+             "each shared page is divided among the processes that map it, so the sum is what the server costs. " \
+             "Spindle runs on its default allocator, jemalloc with narenas:2 (bench/run installs libjemalloc2); " \
+             "puma-jemalloc is Puma on that same allocator, the others on glibc.",
              "## Versions\n\n#{record[:servers].map { |v| "- #{label(v[:name])}: #{v[:version]}" }.join("\n")}",
              P.listing("Failed", P.failed(record[:runs]) { |r| "#{r[:server]} round #{r[:round]}" }),
              "## Commands\n\n#{P.sh(ok(record).uniq { |r| r[:server] }.map { |r| "# #{r[:server]}\n#{r[:command]}" })}")

@@ -127,6 +127,15 @@ class RealAppsTest < Minitest::Test
                  Bench::RailsPerGb.headline(per_gb_record)
   end
 
+  def test_puma_on_jemalloc_is_a_reference_without_a_target
+    record = per_gb_record
+    record[:servers] << { name: "puma-jemalloc", refork: "SIGURG" }
+    record[:runs] << { server: "puma-jemalloc", round: 1, requests_per_sec: 250.0, total_pss: 500 * 1024**2,
+                       per_gib: 512.0, reforked: true, command: "env LD_PRELOAD=... puma ..." }
+    page, = Bench::RailsPerGb.render(record, "x.json")
+    assert_includes page, "| spindle-fibers | puma-jemalloc | 1.88× | no target: the same allocator as Spindle's default |"
+  end
+
   def test_the_page_says_when_yjit_was_asked_for_but_this_ruby_has_none
     record = per_gb_record
     record[:machine][:yjit] = { enabled_for_servers: false, asked: true, available: false }
