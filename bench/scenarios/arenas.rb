@@ -12,10 +12,11 @@ module Bench
     # name => [chart colour, the script's environment, bin/spindle's flags].
     # Spindle's glibc default is left alone by SPINDLE_MEMORY_SET (see NOTES).
     SETUPS = {
-      "glibc default (MALLOC_ARENA_MAX unset)" => ["#d62728", {}, nil],
-      "glibc, MALLOC_ARENA_MAX=2 (--allocator glibc)" => ["#3182bd", { "MALLOC_ARENA_MAX" => "2" }, %w[--allocator glibc]],
-      "jemalloc default (narenas 4 × cores)" => ["#ff7f0e", { "LD_PRELOAD" => :jemalloc }, %w[--allocator jemalloc --malloc-arenas 0]],
-      "jemalloc, narenas:2 (Spindle's default when installed)" => ["#2ca02c", { "LD_PRELOAD" => :jemalloc, "MALLOC_CONF" => "narenas:2" }, []]
+      "glibc default (MALLOC_ARENA_MAX unset)" => ["#d62728", -> { {} }, nil],
+      "glibc, MALLOC_ARENA_MAX=2 (--allocator glibc)" => ["#3182bd", -> { { "MALLOC_ARENA_MAX" => "2" } }, %w[--allocator glibc]],
+      "jemalloc default (narenas 4 × cores)" => ["#ff7f0e", -> { { "LD_PRELOAD" => Jemalloc.path } },
+                                                 %w[--allocator jemalloc --malloc-arenas 0]],
+      "jemalloc, narenas:2 (Spindle's default when installed)" => ["#2ca02c", -> { Jemalloc.settings }, []]
     }.freeze
     CONFIGS = SETUPS.keys.freeze
     KINDS = %w[script spindle].freeze
@@ -30,7 +31,6 @@ module Bench
     private
 
     def trials
-      Setup.packages!("/usr/lib/*/libjemalloc.so.2" => "libjemalloc2")
       runs = (1..@rounds).to_a.product(KINDS, CONFIGS).map do |round, kind, config|
         trial("#{kind} #{config}", { kind: kind, config: config, round: round, samples: [] }) { send(kind, config) }
           .tap { |r| log(r) unless r[:samples].empty? }
@@ -47,8 +47,7 @@ module Bench
 
     # The plain seed script under each allocator (BASE_ENV clears the rest).
     def script(config)
-      allocator = SETUPS[config][1].transform_values { |v| v == :jemalloc ? Jemalloc.path : v }
-      env = ServerProcess::BASE_ENV.merge(allocator, "ARENAS_ITERATIONS" => @iterations.to_s, "ARENAS_THREADS" => "20")
+      env = ServerProcess::BASE_ENV.merge(SETUPS[config][1].call, "ARENAS_ITERATIONS" => @iterations.to_s, "ARENAS_THREADS" => "20")
       out = File.join(Paths::TMP, "arenas-script.out")
       t0 = Child.now
       pid = Process.spawn(env, RbConfig.ruby, File.join(Paths::APPS, "arenas_seed.rb"), out: out, err: out, in: File::NULL, pgroup: true)

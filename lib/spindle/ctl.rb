@@ -120,8 +120,9 @@ module Spindle
 
     # "MALLOC_CONF=narenas:2" under jemalloc, "MALLOC_ARENA_MAX=2" under glibc.
     def allocator_settings(master)
-      name, value = master["allocator"] == "jemalloc" ? ["MALLOC_CONF", master["malloc_conf"]] : ["MALLOC_ARENA_MAX", master["malloc_arena_max"]]
-      "#{name}=#{value || 'unset'}"
+      return "MALLOC_CONF=#{master['malloc_conf'] || 'unset'}" if master["allocator"] == "jemalloc"
+
+      "MALLOC_ARENA_MAX=#{master['malloc_arena_max'] || 'unset'}"
     end
 
     def row(child)

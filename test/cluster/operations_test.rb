@@ -13,8 +13,7 @@ class OperationsTest < SpindleIntegrationTest
   def test_spindlectl_prints_stats_as_a_table_and_as_json
     start_cluster(APP, workers: 2)
     wait_until("2 workers serving") { serving_workers.size == 2 }
-    table, status = Open3.capture2e(CTL, "--control", "unix://#{@control}", "stats")
-    assert status.success?, table
+    table = ctl_table
     assert_match(/^index\s+pid\s+state\s+generation\s+requests.*pss/, table)
     assert_equal 2, table.lines.grep(/\bserving\b/).size
     json, = Open3.capture2e(CTL, "--control", "unix://#{@control}", "--json", "stats")
@@ -42,12 +41,20 @@ class OperationsTest < SpindleIntegrationTest
     wait_until("1 worker serving") { serving_workers.size == 1 }
     assert_equal "jemalloc", stats["master"]["allocator"]
     assert_equal "narenas:2", stats["master"]["malloc_conf"]
+    assert_match(/allocator jemalloc \(MALLOC_CONF=narenas:2\)$/, ctl_table.lines.first)
   end
 
   def test_glibc_allocator_can_be_chosen
     start_cluster("--allocator", "glibc", APP, workers: 1)
     wait_until("1 worker serving") { serving_workers.size == 1 }
     assert_equal ["glibc", "2", nil], stats["master"].values_at("allocator", "malloc_arena_max", "malloc_conf")
+    assert_match(/allocator glibc \(MALLOC_ARENA_MAX=2\)$/, ctl_table.lines.first)
+  end
+
+  def ctl_table
+    table, status = Open3.capture2e(CTL, "--control", "unix://#{@control}", "stats")
+    assert status.success?, table
+    table
   end
 
   def test_a_worker_over_its_memory_limit_is_recycled_with_a_replacement_first

@@ -1,17 +1,27 @@
 # frozen_string_literal: true
 
+require_relative "paths"
+require File.join(Bench::Paths::ROOT, "lib", "spindle", "config")
+require File.join(Bench::Paths::ROOT, "lib", "spindle", "memory_setup")
+
 module Bench
-  # jemalloc as Spindle sets it up by default when it is installed
-  # (lib/spindle/memory_setup.rb), for running a peer on the same allocator.
+  # jemalloc exactly as Spindle sets it up by default when it is installed
+  # (Spindle::MemorySetup, with the default arena count), for running a peer
+  # or the plain arenas script on the same allocator.
   module Jemalloc
-    SETTINGS = "jemalloc, MALLOC_CONF=narenas:2"
+    ARENAS = Spindle::Config::BY_NAME.fetch(:malloc_arena_max).default_value
+    SETTINGS = "jemalloc, MALLOC_CONF=narenas:#{ARENAS}"
 
     module_function
 
-    def path = Dir["/usr/lib/*/libjemalloc.so.2"].first || raise("libjemalloc.so.2 is not installed (apt-get install libjemalloc2)")
+    # { "LD_PRELOAD" => ..., "MALLOC_CONF" => "narenas:2" }; raises when the
+    # library is not installed (bench/run installs it, Bench::Setup).
+    def settings = Spindle::MemorySetup.jemalloc(ARENAS, {})
 
-    # A command prefix: `env LD_PRELOAD=... MALLOC_CONF=narenas:2`. env(1)
-    # execs the server, so the pid the harness started is the server's.
-    def env = ["env", "LD_PRELOAD=#{path}", "MALLOC_CONF=narenas:2"]
+    def path = settings.fetch("LD_PRELOAD")
+
+    # A command prefix: `env LD_PRELOAD=... MALLOC_CONF=...`. env(1) execs
+    # the server, so the pid the harness started is the server's.
+    def env = ["env", *settings.map { |name, value| "#{name}=#{value}" }]
   end
 end
