@@ -9,6 +9,7 @@ require_relative "file_limit"
 require_relative "rails_check"
 require_relative "metrics/single_process"
 require_relative "pid_file"
+require_relative "process_stats"
 require_relative "systemd/notifier"
 require_relative "systemd/watchdog"
 require_relative "systemd/activation"
@@ -139,12 +140,15 @@ module Spindle
 
     def backlog = @engine.backlog
 
+    # allocator: the one this process runs on (jemalloc when --allocator
+    # preloaded it), so an operator sees it without asking spindlectl.
     def startup_line
       yjit = defined?(RubyVM::YJIT) && RubyVM::YJIT.enabled? ? "on" : "off"
       threads = engine_class.threads? ? " threads=#{@config.threads.join(':')}" : ""
       workers = @config.cluster? ? " workers=#{@config.workers}" : ""
       "spindle #{VERSION} engine=#{@config.engine}#{threads}#{workers} " \
-        "binds=#{@listeners.map(&:uri).join(',')} pid=#{Process.pid} ruby=#{RUBY_VERSION} yjit=#{yjit}"
+        "binds=#{@listeners.map(&:uri).join(',')} pid=#{Process.pid} ruby=#{RUBY_VERSION} yjit=#{yjit} " \
+        "allocator=#{ProcessStats.allocator}"
     end
 
     def close_listeners(unlink: true)

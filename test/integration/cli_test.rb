@@ -4,6 +4,7 @@ require "json"
 require "tmpdir"
 require_relative "../support/spindle_process"
 require_relative "../../lib/spindle/version"
+require_relative "../../lib/spindle/memory_setup"
 
 # bin/spindle as an operator meets it: version, help, the start-up line, the
 # default app, and one clear line plus a non-zero exit for every mistake
@@ -158,7 +159,7 @@ class CliTest < SpindleIntegrationTest
     holder&.close
   end
 
-  def test_start_line_names_engine_threads_binds_pid_ruby_and_yjit
+  def test_start_line_names_engine_threads_binds_pid_ruby_yjit_and_allocator
     process = spawn_server("-b", LOOPBACK, "--engine", "threads", "-t", "2:7", app_path("echo"))
     line = process.start_line
     assert_match(/\Aspindle #{Regexp.escape(Spindle::VERSION)} /, line)
@@ -167,6 +168,8 @@ class CliTest < SpindleIntegrationTest
     assert_match(/ pid=#{process.pid}( |\z)/, line)
     assert_match(/ ruby=#{Regexp.escape(RUBY_VERSION)}( |\z)/, line)
     assert_match(/ yjit=(on|off)( |\z)/, line)
+    allocator = Spindle::MemorySetup.installed_jemalloc ? "jemalloc" : "glibc" # --allocator auto
+    assert_match(/ allocator=#{allocator}( |\z)/, line)
     assert_equal 1, process.stdout.lines.grep(/binds=/).size, "one start-up line"
   end
 
