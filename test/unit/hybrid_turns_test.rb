@@ -2,9 +2,10 @@
 
 require "test_helper"
 require "spindle/engine/hybrid"
+require "spindle/engine/turns"
 
 # How long a hybrid loop serves before it passes the GVL on: the loops'
-# slices together come to about TURN_WAIT, so a loop with a ready client
+# slices together come to about Turns::TURN_WAIT, so a loop with a ready client
 # waits about that long however many loops there are (a fixed 2 ms slice
 # made it 8 ms with 5 loops).
 class HybridTurnsTest < Minitest::Test
@@ -12,7 +13,7 @@ class HybridTurnsTest < Minitest::Test
 
   def test_the_others_slices_add_up_to_the_turn_wait
     [2, 3, 5, 16].each do |loops|
-      assert_in_delta Hybrid::TURN_WAIT, Hybrid.slice(loops) * (loops - 1), 1e-12, "#{loops} loops"
+      assert_in_delta Spindle::Engine::Turns::TURN_WAIT, Hybrid.slice(loops) * (loops - 1), 1e-12, "#{loops} loops"
     end
   end
 

@@ -59,4 +59,27 @@ class ThreadPoolTest < Minitest::Test
     assert_equal :finished, done.pop
     assert pool.idle?
   end
+
+  # The threads engine keeps each thread's Turns here: one object per thread,
+  # made once, the same for every item that thread runs.
+  def test_each_thread_gets_its_own_context_for_every_item
+    seen = Thread::Queue.new
+    made = Thread::Queue.new
+    pool = Spindle::Engine::ThreadPool.new(min: 0, max: 2, context: -> { Object.new.tap { |o| made << o } }) do |item, context|
+      seen << [item, Thread.current, context]
+      @release.pop
+    end
+    pool << :a << :b
+    first = [seen.pop, seen.pop]
+    refute_same first[0][2], first[1][2], "two threads, two contexts"
+    2.times { @release << :go }
+    pool << :c
+    item, thread, context = seen.pop
+    assert_equal :c, item
+    assert_same first.find { |(_, t, _)| t == thread }[2], context, "a thread keeps its context"
+    assert_equal 2, made.size
+  ensure
+    2.times { @release << :go }
+    pool&.shutdown(5)
+  end
 end

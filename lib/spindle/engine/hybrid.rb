@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "fiber_loop"
+require_relative "turns"
 
 module Spindle
   module Engine
@@ -12,36 +13,26 @@ module Spindle
     # blocks (its epoll finds events at once, and it only blocks in epoll
     # when nothing is ready), so it kept the GVL until Ruby's 100 ms time
     # slice ran out, and the other loops' clients waited that long: a p99
-    # of 100-350 ms against a median under 3 ms. Each loop therefore passes
-    # the GVL on after a slice of serving (TakingTurns), so that a loop with
-    # a ready client waits about TURN_WAIT for the others' slices in all.
-    # (A fixed 2 ms slice made that 8 ms with 5 loops: p99 9-26x the median
-    # on hello at c=64; see PERFORMANCE.md.)
+    # of 100-350 ms against a median under 3 ms. Each loop therefore takes
+    # Turns with the others. (A fixed 2 ms slice made a loop with a ready
+    # client wait 8 ms with 5 loops: p99 9-26x the median on hello at c=64;
+    # see PERFORMANCE.md.)
     class Hybrid
-      # About the longest a loop waits while the others take their slices.
-      TURN_WAIT = 0.002
-
       # How long each of `loops` loops (two or more) serves before it lets
       # the others run.
-      def self.slice(loops) = TURN_WAIT / (loops - 1)
+      def self.slice(loops) = Turns.slice(loops - 1)
 
-      # The Handler, as one loop sees it: after a request, if the loop has
-      # served for its slice since it last let go of the GVL, it passes it
-      # on. One per loop (per thread), so its clock needs no lock.
+      # The Handler, as one loop sees it: its Turns after each request. One
+      # per loop (per thread).
       class TakingTurns
         def initialize(handler, slice)
           @handler = handler
-          @slice = slice
-          @turn_began = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+          @turns = Turns.new(slice)
         end
 
-        # The clock is read here, not through helpers: this runs per request.
         def serve(conn)
           outcome = @handler.serve(conn)
-          if Process.clock_gettime(Process::CLOCK_MONOTONIC) - @turn_began >= @slice
-            Thread.pass
-            @turn_began = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-          end
+          @turns.served
           outcome
         end
 
@@ -49,7 +40,6 @@ module Spindle
         def refuse(...) = @handler.refuse(...)
         def refuse_proxy_header(...) = @handler.refuse_proxy_header(...)
         def writer = @handler.writer
-
       end
 
       def self.multithread? = true

@@ -4,13 +4,16 @@ module Spindle
   module Engine
     # A bounded pool of threads taking work from one queue. It grows up to max
     # threads while work waits, and threads above min exit after idling for
-    # idle_timeout. The block runs in a pool thread for each item pushed.
+    # idle_timeout. The block runs in a pool thread for each item pushed;
+    # with a context, it also gets that thread's own object, made by
+    # context.call when the thread starts (state that needs no lock).
     class ThreadPool
-      def initialize(min:, max:, idle_timeout: 30, on_free: nil, &work)
+      def initialize(min:, max:, idle_timeout: 30, on_free: nil, context: nil, &work)
         @min = min
         @max = max
         @idle_timeout = idle_timeout
         @work = work
+        @context = context
         @on_free = on_free
         @queue = []
         @mutex = Thread::Mutex.new
@@ -61,9 +64,10 @@ module Spindle
       end
 
       def work_loop
+        context = @context&.call
         while (item = take)
           begin
-            @work.call(item)
+            context ? @work.call(item, context) : @work.call(item)
           ensure
             @mutex.synchronize { @busy -= 1 }
             @on_free&.call

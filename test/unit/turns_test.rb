@@ -1,0 +1,36 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "spindle/engine/turns"
+
+# A thread's share of the GVL: it passes the GVL on after a request only
+# once it has served for its slice, then starts a new slice.
+class TurnsTest < Minitest::Test
+  Turns = Spindle::Engine::Turns
+
+  def test_the_slices_of_the_others_add_up_to_the_turn_wait
+    [1, 2, 4, 5, 16].each do |others|
+      assert_in_delta Turns::TURN_WAIT, Turns.slice(others) * others, 1e-12, "#{others} others"
+    end
+  end
+
+  def test_passes_only_once_its_slice_is_spent
+    turns = Turns.new(3600) # an hour: never spent during this test
+    passes = counting_passes { 100.times { turns.served } }
+    assert_equal 0, passes
+
+    turns = Turns.new(0)
+    passes = counting_passes { 3.times { turns.served } }
+    assert_equal 3, passes, "a spent slice passes after every request"
+  end
+
+  private
+
+  # Thread.pass calls made by the block, on this thread.
+  def counting_passes
+    calls = 0
+    tracer = TracePoint.new(:c_call) { |tp| calls += 1 if tp.method_id == :pass && tp.defined_class == Thread.singleton_class }
+    tracer.enable(target_thread: Thread.current) { yield }
+    calls
+  end
+end
