@@ -10,6 +10,7 @@ require_relative "free_port"
 require_relative "child"
 require_relative "setup"
 require_relative "lane"
+require_relative "baseline"
 require_relative "yjit_check"
 
 module Bench
@@ -117,7 +118,7 @@ module Bench
         return [env.merge("BUNDLE_GEMFILE" => gemfile || Paths::SERVER_GEMFILE), command, Paths::ROOT] unless spec.root
 
         root = spec.root.call
-        [env.merge("BUNDLE_GEMFILE" => gemfile || File.join(root, "Gemfile")), command, root]
+        [env.merge("BUNDLE_GEMFILE" => gemfile || Baseline.gemfile(root)), command, root]
       when :peers then [env.merge("BUNDLE_GEMFILE" => gemfile || Paths::GEMFILE), ["bundle", "exec", *command], Paths::BENCH]
       when :system then [env, command, Paths::BENCH]
       else raise ArgumentError, "#{spec.name}: unknown runtime #{spec.runtime.inspect}"
