@@ -24,7 +24,28 @@ class TurnsTest < Minitest::Test
     assert_equal 3, passes, "a spent slice passes after every request"
   end
 
+  # The threads engine's clock: time spent off the CPU (waiting for the GVL,
+  # for a database) is not serving, so it does not spend the slice.
+  def test_a_cpu_clock_counts_only_the_threads_own_running
+    turns = Turns.new(0.02, clock: Process::CLOCK_THREAD_CPUTIME_ID)
+    sleep 0.05
+    assert_equal 0, counting_passes { turns.served }, "50 ms asleep spent none of a 20 ms slice"
+
+    burn_cpu(0.03)
+    assert_equal 1, counting_passes { turns.served }, "30 ms of CPU spent it"
+  end
+
   private
+
+  # Runs on the CPU until this thread has used seconds of it (10 s at most).
+  def burn_cpu(seconds)
+    until_cpu = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) + seconds
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 10
+    x = 0
+    x += 1 while Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) < until_cpu &&
+                 Process.clock_gettime(Process::CLOCK_MONOTONIC) < deadline
+    x
+  end
 
   # Thread.pass calls made by the block, on this thread.
   def counting_passes

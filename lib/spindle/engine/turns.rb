@@ -17,6 +17,14 @@ module Spindle
     # The slices of the others add up to about TURN_WAIT, so a thread with
     # work waits about that long however many threads there are. One per
     # thread: its clock needs no lock.
+    #
+    # clock: what a slice is measured in. Wall time (hybrid) counts the time
+    # a thread waited for the GVL, or for its app's database, as serving, so
+    # a thread whose requests take longer than a slice passes after every
+    # one. The threads engine's pool threads count their own CPU time
+    # instead (CLOCK_THREAD_CPUTIME_ID): passing after every request of a
+    # blog page (a query, a 15 KB template) cost a quarter of its
+    # throughput at one process on Ruby 3.1 (PERFORMANCE.md).
     class Turns
       # About the longest a thread with work waits while the others take
       # their slices.
@@ -25,18 +33,20 @@ module Spindle
       # The slice of each thread when `others` threads take turns with it.
       def self.slice(others) = TURN_WAIT / others
 
-      def initialize(slice)
+      # Made on the thread that takes the turns (a CPU clock is that thread's).
+      def initialize(slice, clock: Process::CLOCK_MONOTONIC)
         @slice = slice
-        @began = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        @clock = clock
+        @began = Process.clock_gettime(clock)
       end
 
       # After a request. The clock is read here, not through helpers: this
       # runs per request.
       def served
-        return if Process.clock_gettime(Process::CLOCK_MONOTONIC) - @began < @slice
+        return if Process.clock_gettime(@clock) - @began < @slice
 
         Thread.pass
-        @began = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        @began = Process.clock_gettime(@clock)
       end
     end
   end
