@@ -4,9 +4,9 @@ module Spindle
   module Engine
     # A bounded pool of threads taking work from one queue. It grows up to max
     # threads while work waits, and threads above min exit after idling for
-    # idle_timeout. The block runs in a pool thread for each item pushed;
-    # with a context, it also gets that thread's own object, made by
-    # context.call when the thread starts (state that needs no lock).
+    # idle_timeout. The block runs in a pool thread for each item pushed,
+    # and gets that thread's own object too (nil without a context), made
+    # by context.call when the thread starts: state that needs no lock.
     class ThreadPool
       def initialize(min:, max:, idle_timeout: 30, on_free: nil, context: nil, &work)
         @min = min
@@ -67,7 +67,7 @@ module Spindle
         context = @context&.call
         while (item = take)
           begin
-            context ? @work.call(item, context) : @work.call(item)
+            @work.call(item, context) # a block: one that takes only item ignores it
           ensure
             @mutex.synchronize { @busy -= 1 }
             @on_free&.call

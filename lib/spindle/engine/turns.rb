@@ -18,13 +18,15 @@ module Spindle
     # work waits about that long however many threads there are. One per
     # thread: its clock needs no lock.
     #
-    # clock: what a slice is measured in. Wall time (hybrid) counts the time
-    # a thread waited for the GVL, or for its app's database, as serving, so
-    # a thread whose requests take longer than a slice passes after every
-    # one. The threads engine's pool threads count their own CPU time
-    # instead (CLOCK_THREAD_CPUTIME_ID): passing after every request of a
-    # blog page (a query, a 15 KB template) cost a quarter of its
-    # throughput at one process on Ruby 3.1 (PERFORMANCE.md).
+    # cpu: what a slice is measured in. Wall time (hybrid) counts the time a
+    # thread waited for the GVL, or for its app's database, as serving, so a
+    # thread whose requests take longer than a slice passes after every one.
+    # The threads engine's pool threads count their own CPU time instead
+    # (CLOCK_THREAD_CPUTIME_ID): passing after every request of a blog page
+    # (a query, a 15 KB template) cost a quarter of its throughput at one
+    # process on Ruby 3.1 (PERFORMANCE.md). Reading that clock is a
+    # syscall, and a thread's CPU time never runs ahead of the wall clock,
+    # so it is read only once the wall-time slice is spent.
     class Turns
       # About the longest a thread with work waits while the others take
       # their slices.
@@ -34,19 +36,27 @@ module Spindle
       def self.slice(others) = TURN_WAIT / others
 
       # Made on the thread that takes the turns (a CPU clock is that thread's).
-      def initialize(slice, clock: Process::CLOCK_MONOTONIC)
+      def initialize(slice, cpu: false)
         @slice = slice
-        @clock = clock
-        @began = Process.clock_gettime(clock)
+        @cpu = cpu
+        start
       end
 
-      # After a request. The clock is read here, not through helpers: this
+      # After a request. The clocks are read here, not through helpers: this
       # runs per request.
       def served
-        return if Process.clock_gettime(@clock) - @began < @slice
+        return if Process.clock_gettime(Process::CLOCK_MONOTONIC) - @began < @slice
+        return if @cpu && Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) - @cpu_began < @slice
 
         Thread.pass
-        @began = Process.clock_gettime(@clock)
+        start
+      end
+
+      private
+
+      def start
+        @began = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        @cpu_began = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) if @cpu
       end
     end
   end
