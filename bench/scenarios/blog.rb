@@ -1,13 +1,15 @@
 # frozen_string_literal: true
 
 require_relative "../lib/bench/app_db"
+require_relative "../lib/bench/profile"
 require_relative "../lib/bench/real_app_report"
 
 # Issue 16: a real page with no framework. apps/blog.ru runs one PostgreSQL
 # query for the 10 newest posts through a small pool (a connection per
 # thread or fiber; pg's waits yield under a fiber scheduler) and renders a
 # ~15 KB ERB page. Every server runs it under the real-app bundle
-# (bench/apps/bundle/Gemfile) with DB_POOL=16.
+# (bench/apps/bundle/Gemfile) with DB_POOL=16. --profile splits each
+# server's CPU time into server and app code, as for rails.
 Bench::Scenario.define(
   name: "blog",
   title: "blog: one PostgreSQL query, a 15 KB ERB page",
@@ -20,8 +22,9 @@ Bench::Scenario.define(
   processes: [1, 2],
   servers: %w[spindle-* puma falcon unicorn pitchfork],
   gemfile: Bench::Paths::APPS_GEMFILE,
-  env: Bench::AppDb.env,
+  env: -> { Bench::AppDb.env.call.merge(Bench::Profile.env) },
   report: Bench::RealAppReport,
+  trial: Bench::Profile::Trial,
   # The first start seeds the database through Rails (~10 s).
   quick: { servers: %w[spindle-fibers puma], processes: [1], budget_s: 90 }
 )

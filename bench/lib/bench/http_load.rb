@@ -48,7 +48,7 @@ module Bench
           end
         end
       end
-      join(workers, stop_at + @read_timeout * 2)
+      self.class.join(workers, stop_at + @read_timeout * 2)
       seconds = Child.now - start
       sampling&.kill
       sampler&.sample
@@ -75,6 +75,14 @@ module Bench
       }
     end
 
+    # Joins the threads by the deadline; kills those still running past it.
+    def self.join(threads, deadline)
+      threads.each do |t|
+        left = deadline - Child.now
+        t.kill unless left.positive? && t.join(left)
+      end
+    end
+
     private
 
     def run_session(paths, lock, stats)
@@ -99,13 +107,6 @@ module Bench
       lock.synchronize { stats[:errors][:timeout] += 1 }
     rescue IOError, SystemCallError, EOFError, Net::HTTPBadResponse
       lock.synchronize { stats[:errors][:read] += 1 }
-    end
-
-    def join(threads, deadline)
-      threads.each do |t|
-        left = deadline - Child.now
-        t.kill unless left.positive? && t.join(left)
-      end
     end
 
   end

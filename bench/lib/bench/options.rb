@@ -63,7 +63,7 @@ module Bench
         o.on("--ruby VERSION", Lane::RUBIES, "Run the servers on this Ruby (#{Lane::RUBIES.join(', ')}; default #{Lane::HERE}, " \
                                              "this machine's). 3.3 runs in bin/test-ruby3.3's chroot, YJIT on.") { |v| values[:ruby] = v }
         o.on("--[no-]yjit", "YJIT on (RUBY_YJIT_ENABLE=1) for every Ruby server (default: on with --ruby 3.3 only).") { |v| values[:yjit] = v }
-        o.on("--profile", "rails: also a CPU profile of the server process per engine, split into server and app code.") { values[:profile] = true }
+        o.on("--profile", "rails, blog: also a CPU profile of the server process per engine, split into server and app code.") { values[:profile] = true }
         o.on("--list", "List scenarios and servers.") { values[:list] = true }
       end
     end
