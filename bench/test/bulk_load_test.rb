@@ -41,6 +41,13 @@ class BulkLoadTest < Minitest::Test
     assert_equal [0, 1], [result.requests, result.errors[:read]]
   end
 
+  def test_opens_a_new_connection_when_the_server_closes_after_a_response
+    serve(close: true) { |_| "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nhi" }
+    result = load.run
+    assert_operator result.requests, :>=, 2
+    assert_equal [@served.size, {}], [result.requests, result.errors]
+  end
+
   def test_a_connection_closed_mid_body_is_an_error
     serve(close: true) { |_| "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf" }
     result = load.run

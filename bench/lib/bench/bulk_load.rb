@@ -17,7 +17,8 @@ module Bench
   # a few hundred read(2)s per 100 MB instead of 12,800, and took ~2 GB/s
   # from the same nginx (bench/README.md, "Large files").
   #
-  # Each of `connections` threads holds one keep-alive connection: it sends
+  # Each of `connections` threads holds one keep-alive connection (a new one
+  # when the server closes it after a response, as Unicorn does): it sends
   # GET path, reads the head, then exactly Content-Length bytes. A response
   # with no Content-Length, a status >= 400 or a broken connection is
   # counted, never silently taken as a full body. Bounded: no request starts
@@ -71,31 +72,44 @@ module Bench
     private
 
     def connection(stop_at)
-      socket = Socket.tcp("127.0.0.1", @port, connect_timeout: 10)
       buffer = String.new(capacity: BUFFER)
-      while Child.now < stop_at
-        t0 = Child.now
-        status = exchange(socket, buffer)
-        tally(status, Child.now - t0)
-      end
+      keep_alive(buffer, stop_at) while Child.now < stop_at
     rescue Errno::ECONNREFUSED, Errno::ETIMEDOUT
       count(:connect)
     rescue TimedOut
       count(:timeout)
     rescue Broken, IOError, SystemCallError
       count(:read)
+    end
+
+    # One connection, until time is up or the server closes it after a
+    # response it said was the last (Unicorn closes after every one).
+    def keep_alive(buffer, stop_at)
+      socket = Socket.tcp("127.0.0.1", @port, connect_timeout: 10)
+      loop do
+        t0 = Child.now
+        status, last = exchange(socket, buffer)
+        tally(status, Child.now - t0)
+        break if last || Child.now >= stop_at
+      end
     ensure
       socket&.close
     end
 
-    # One request and its whole response; -> the status.
+    # One request and its whole response; -> [status, whether the server
+    # closes the connection after it].
     def exchange(socket, buffer)
       socket.write(@request)
       head, body = read_head(socket, buffer)
-      status = head[/\AHTTP\/1\.[01] (\d{3})/, 1] or raise Broken, "no status line"
+      line = head.match(%r{\AHTTP/1\.([01]) (\d{3})}) or raise Broken, "no status line"
       length = head[/^content-length:[ \t]*(\d+)\r$/i, 1] or raise Broken, "no Content-Length"
       drain(socket, buffer, Integer(length, 10) - body)
-      status.to_i
+      [line[2].to_i, last?(head, line[1])]
+    end
+
+    def last?(head, version)
+      connection = head[/^connection:[ \t]*([^\r]*)\r$/i, 1].to_s.downcase
+      connection.include?("close") || (version == "0" && !connection.include?("keep-alive"))
     end
 
     # -> [head, body bytes already read past it].
