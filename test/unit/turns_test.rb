@@ -33,7 +33,7 @@ class TurnsTest < Minitest::Test
     turns = nil
     asleep = counting_passes do
       without_gc do
-        turns = Turns.new(0.02, cpu: true)
+        turns = Turns.new(0.02)
         sleep 0.05 # the time off the CPU under test, not a wait for anything
         turns.served
       end
@@ -45,6 +45,21 @@ class TurnsTest < Minitest::Test
       turns.served
     end
     assert_equal 1, burned, "30 ms of CPU spent it"
+  end
+
+  # A thread that was off the CPU for its whole wall-time slice owes the
+  # CPU slice still: the CPU clock (a syscall) is read once, not again after
+  # each of the next requests.
+  def test_reads_the_cpu_clock_once_while_the_cpu_slice_is_owed
+    calls = counting_calls do
+      without_gc do
+        turns = Turns.new(0.02) # reads both clocks
+        sleep 0.05 # off the CPU: the wall-time slice spent, the CPU one not
+        10.times { turns.served }
+      end
+    end
+    assert_equal 0, calls[:pass]
+    assert_equal 2 + 10 + 1, calls[:clock_gettime], "each request reads the wall clock; only the first the CPU clock"
   end
 
   private
@@ -66,11 +81,15 @@ class TurnsTest < Minitest::Test
     GC.enable unless was_off
   end
 
-  # Thread.pass calls made by the block, on this thread.
-  def counting_passes
-    calls = 0
-    tracer = TracePoint.new(:c_call) { |tp| calls += 1 if tp.method_id == :pass && tp.defined_class == Thread.singleton_class }
+  # Calls the block makes, on this thread, to Thread's and Process's own
+  # methods (:pass, :clock_gettime), by name.
+  def counting_calls
+    calls = Hash.new(0)
+    owners = [Thread.singleton_class, Process.singleton_class]
+    tracer = TracePoint.new(:c_call) { |tp| calls[tp.method_id] += 1 if owners.include?(tp.defined_class) }
     tracer.enable(target_thread: Thread.current) { yield }
     calls
   end
+
+  def counting_passes(&) = counting_calls(&)[:pass]
 end

@@ -51,7 +51,7 @@ module Spindle
         @mailbox = Mailbox.new(selection)
         slice = Turns.slice(config.max_threads) # the other pool threads and the reactor
         @pool = ThreadPool.new(min: config.min_threads, max: config.max_threads, on_free: @mailbox.method(:thread_freed),
-                               context: -> { Turns.new(slice, cpu: true) }) { |conn, turns| work(conn, turns) }
+                               context: -> { Turns.new(slice) }) { |conn, turns| work(conn, turns) }
         reactor = Reactor.new(selection, RequestReader.new(handler, config, deadlines), deadlines, @pool, @mailbox,
                               alone: config.workers <= 1)
         @loop = SelectorLoop.new(selection, reactor, handler: handler, config: config, log: log,

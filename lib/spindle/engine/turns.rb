@@ -18,15 +18,15 @@ module Spindle
     # work waits about that long however many threads there are. One per
     # thread: its clock needs no lock.
     #
-    # cpu: what a slice is measured in. Wall time (hybrid) counts the time a
-    # thread waited for the GVL, or for its app's database, as serving, so a
-    # thread whose requests take longer than a slice passes after every one.
-    # The threads engine's pool threads count their own CPU time instead
-    # (CLOCK_THREAD_CPUTIME_ID): passing after every request of a blog page
-    # (a query, a 15 KB template) cost a quarter of its throughput at one
-    # process on Ruby 3.1 (PERFORMANCE.md). Reading that clock is a
-    # syscall, and a thread's CPU time never runs ahead of the wall clock,
-    # so it is read only once the wall-time slice is spent.
+    # A slice is the thread's own CPU time (CLOCK_THREAD_CPUTIME_ID). Wall
+    # time counted the time a thread waited for the GVL, or for its app's
+    # database, as serving, so a thread whose requests took longer than a
+    # slice passed after every one: on a blog page (a query, a 15 KB
+    # template) that cost the threads engine a quarter of its throughput at
+    # one process on Ruby 3.1, and was 3-5 % of hybrid's CPU (PERFORMANCE.md).
+    # Reading that clock is a syscall, and a thread's CPU time never runs
+    # ahead of the wall clock, so it is read only once the wall-time slice
+    # is spent.
     class Turns
       # About the longest a thread with work waits while the others take
       # their slices.
@@ -35,28 +35,35 @@ module Spindle
       # The slice of each thread when `others` threads take turns with it.
       def self.slice(others) = TURN_WAIT / others
 
-      # Made on the thread that takes the turns (a CPU clock is that thread's).
-      def initialize(slice, cpu: false)
+      # Made on the thread that takes the turns (its CPU clock is that thread's).
+      def initialize(slice)
         @slice = slice
-        @cpu = cpu
         start
       end
 
       # After a request. The clocks are read here, not through helpers: this
-      # runs per request.
+      # runs per request. When the wall-time slice is spent but the CPU-time
+      # one is not, the wall-time slice restarts as if only the CPU time used
+      # had passed: the rest of the CPU slice takes at least as long in wall
+      # time, so the CPU clock (a syscall) is not read again before then.
       def served
-        return if Process.clock_gettime(Process::CLOCK_MONOTONIC) - @began < @slice
-        return if @cpu && Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) - @cpu_began < @slice
+        now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        return if now - @began < @slice
 
-        Thread.pass
-        start
+        used = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) - @cpu_began
+        if used < @slice
+          @began = now - used
+        else
+          Thread.pass
+          start
+        end
       end
 
       private
 
       def start
         @began = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-        @cpu_began = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) if @cpu
+        @cpu_began = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID)
       end
     end
   end
