@@ -14,7 +14,7 @@ module Bench
   # 8 KB per read(2); on these 2 shared cores it took no more than ~1.2 GB/s
   # from nginx itself, so every server measured the same: wrk's ceiling.
   # This client reads each body into one reused 4 MB buffer per connection,
-  # a few hundred read(2)s per 100 MB instead of 12,800, and took ~2 GB/s
+  # a few hundred read(2)s per 100 MB instead of 12,800, and took 2-2.6 GB/s
   # from the same nginx (bench/README.md, "Large files").
   #
   # Each of `connections` threads holds one keep-alive connection (a new one
@@ -60,9 +60,9 @@ module Bench
     # HttpLoad's record, with the load-generator verdict wrk runs get. The
     # client may use every core: its time is the kernel's copy of each body
     # into the buffer, done outside the GVL. (Two client processes of 8
-    # connections each took no more from nginx than one of 16: ~20 req/s of
-    # 100 MB on this machine, the loopback copy's rate, the same for every
-    # server measured.)
+    # connections each took no more from nginx than one of 16: 20-25 req/s
+    # of 100 MB on this machine, the loopback copy's rate, the same for
+    # every server measured.)
     def self.record(result, connections:, processes:, client:)
       verdict = Bottleneck.judge(result.usage, wrk_threads: Etc.nprocessors, processes: processes)
       HttpLoad.record(result, connections: connections, client: client)
@@ -114,7 +114,7 @@ module Bench
 
     # -> [head, body bytes already read past it].
     def read_head(socket, buffer)
-      head = +""
+      head = String.new(capacity: HEAD_MAX) # binary: byte offsets below
       until (ends = head.index("\r\n\r\n"))
         raise Broken, "head over #{HEAD_MAX} bytes" if head.bytesize > HEAD_MAX
 
