@@ -60,9 +60,10 @@ class Topology
         end
       end
 
-      # `ip netns list` also asks the kernel for each namespace's id, and in
-      # the Ruby 3.3 chroot prints "Peer netns reference is invalid" for
-      # each: noise in the suite's output, the names are listed all the same.
+      # `ip netns list` also asks the kernel for each namespace's id, and
+      # prints "Peer netns reference is invalid" for an entry whose mount is
+      # gone (left in the Ruby 3.3 chroot by a run that was killed): noise in
+      # the suite's output; the names are listed all the same, and swept.
       def list
         out, = Open3.capture2("ip", "netns", "list", err: File::NULL)
         out.lines.map { |l| l.split.first }.compact.select { |n| n.start_with?(PREFIX) }
