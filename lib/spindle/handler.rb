@@ -10,6 +10,7 @@ require_relative "request_tracker"
 require_relative "health_check"
 require_relative "static_files"
 require_relative "http/forwarded"
+require_relative "peer_address"
 
 module Spindle
   # One complete request in, one app call, one response out, and an explicit
@@ -156,11 +157,12 @@ module Spindle
 
     # A UNIX-socket peer has no address; apps that parse REMOTE_ADDR as an IP get
     # loopback, which is where such a peer is. The raw sockaddr, not an
-    # Addrinfo: that one object costs 2 KB of malloc per connection.
+    # Addrinfo: that one object costs 2 KB of malloc per connection; and not
+    # getnameinfo (PeerAddress says why).
     def remote_addr(io, listener)
       return "127.0.0.1" if listener.unix?
 
-      Socket.unpack_sockaddr_in(io.getpeername).last
+      PeerAddress.text(io.getpeername)
     rescue SocketError, SystemCallError
       "0.0.0.0"
     end
