@@ -11,6 +11,9 @@ require "spindle/engine/reactor"
 # and again) never let the reactor look at the listeners, and a new client
 # waited in the kernel's backlog until that load stopped. A process serving
 # alone accepts always: no sibling can take the connection from the backlog.
+# A busy pool declines for Reactor::SIBLING_FIRST at most, then accepts for
+# as long: declining until its queue emptied kept new clients in the backlog
+# for up to a second when every worker was busy.
 class ReactorAcceptTest < Minitest::Test
   def setup
     @started = Thread::Queue.new
@@ -45,6 +48,15 @@ class ReactorAcceptTest < Minitest::Test
     refute @reactor.accept?, "new clients wait in the backlog, where another process can take them"
   end
 
+  def test_a_busy_pool_declines_for_a_while_then_takes_what_siblings_left
+    @pool << :busy
+    @started.pop
+    @pool << :waiting
+    refute @reactor.accept?
+    assert wait_for { @reactor.accept? }, "the backlog must not wait on a busy process for ever"
+    assert wait_for { !@reactor.accept? }, "then it declines again, so siblings go first"
+  end
+
   def test_a_process_alone_accepts_while_complete_requests_wait
     @pool << :busy
     @started.pop
@@ -53,6 +65,17 @@ class ReactorAcceptTest < Minitest::Test
   end
 
   private
+
+  # Whether the block held within a second, asked every millisecond.
+  def wait_for
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 1
+    until yield
+      return false if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+
+      sleep 0.001
+    end
+    true
+  end
 
   def reactor(alone:) = Spindle::Engine::Reactor.new(nil, nil, nil, @pool, nil, alone: alone)
 end
