@@ -6,7 +6,8 @@ require_relative "timeouts"
 
 module Spindle
   module Engine
-    # What a FiberLoop's acceptor asks before it takes a connection: it waits
+    # What a FiberLoop's acceptor asks before it takes a connection: a hybrid
+    # loop ahead of the others lets them go first (LoopShare); it waits
     # while the process's output budget is spent (slow readers hold enough),
     # and at the loop's connection cap it names the connections idle the
     # longest, to be closed once the new one is accepted (Eviction). While
@@ -16,8 +17,10 @@ module Spindle
       FULL_RECHECK = 0.25
 
       # connections: Connection => the Async::Task serving it (the loop's own).
-      def initialize(connections, handler, config, log)
+      # share: hybrid's LoopShare (nil: a loop alone).
+      def initialize(connections, handler, config, log, share: nil)
         @connections = connections
+        @share = share
         @handler = handler
         @max = config.max_connections
         @budget = OutputBudget.for(config, log)
@@ -26,6 +29,7 @@ module Spindle
       # Waits (yielding) until one more connection may be accepted; returns
       # the connections to #evict once it is.
       def wait
+        @share&.wait_for_others(@connections)
         loop do
           @budget.wait_for_room
           return Eviction::NONE if @connections.size < @max

@@ -47,10 +47,13 @@ module Spindle
       # readable. One per wake-up left a burst of new clients in the backlog
       # behind every request of those already in (hello at c=256: p99
       # 745-948 ms, 160-393 ms with 32). In a cluster it stays 1, so a
-      # sibling woken by the same connections gets its share.
+      # sibling woken by the same connections gets its share. hybrid's loops
+      # split it, and take turns (LoopShare).
       ACCEPT_BURST = 32
 
-      def initialize(listeners:, handler:, config:, log:)
+      # share: hybrid's LoopShare, for the loops of one process on the same
+      # listeners; nil for a loop alone.
+      def initialize(listeners:, handler:, config:, log:, share: nil)
         @listeners = listeners
         @handler = handler
         @config = config
@@ -58,6 +61,8 @@ module Spindle
         @deadlines = Deadlines.new(config)
         @reader = RequestReader.new(handler, config, @deadlines)
         @connections = {}.compare_by_identity # Connection => its Async::Task
+        @share = share&.join(@connections)
+        @accept_burst = config.workers <= 1 ? [ACCEPT_BURST / (share&.loops || 1), 1].max : 1
         @wake_r, @wake_w = IO.pipe
       end
 
@@ -83,11 +88,10 @@ module Spindle
       private
 
       def accept_loop(listener)
-        admission = FiberAdmission.new(@connections, @handler, @config, @log)
-        burst = @config.workers <= 1 ? ACCEPT_BURST : 1
+        admission = FiberAdmission.new(@connections, @handler, @config, @log, share: @share)
         loop do
           listener.io.wait_readable
-          burst.times do
+          @accept_burst.times do
             victims = admission.wait
             socket = accept(listener) or break
             admission.evict(victims)

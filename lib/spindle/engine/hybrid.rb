@@ -2,6 +2,7 @@
 
 require_relative "fiber_loop"
 require_relative "turns"
+require_relative "loop_share"
 
 module Spindle
   module Engine
@@ -54,9 +55,10 @@ module Spindle
       def self.connection_capacity(config) = config.max_connections * config.max_threads
 
       def initialize(listeners:, handler:, config:, log:)
+        share = LoopShare.new(config.max_threads) if config.max_threads > 1
         @loops = Array.new(config.max_threads) do
-          turns = config.max_threads > 1 ? TakingTurns.new(handler, Hybrid.slice(config.max_threads)) : handler
-          FiberLoop.new(listeners: listeners, handler: turns, config: config, log: log)
+          turns = share ? TakingTurns.new(handler, Hybrid.slice(config.max_threads)) : handler
+          FiberLoop.new(listeners: listeners, handler: turns, config: config, log: log, share: share)
         end
       end
 
