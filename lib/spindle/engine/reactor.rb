@@ -77,6 +77,7 @@ module Spindle
         @busy_since = nil
         true
       end
+
       def idle? = @mailbox.empty? && @pool.idle?
       # Connections away from the selection: queued for the pool, held by a
       # busy pool thread (one each), or posted back and not taken yet. Read
