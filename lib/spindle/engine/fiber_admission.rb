@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "eviction"
+require_relative "loop_share"
 require_relative "output_budget"
 require_relative "timeouts"
 
@@ -21,6 +22,8 @@ module Spindle
       def initialize(connections, handler, config, log, share: nil)
         @connections = connections
         @share = share
+        @own = 0 # clients this loop took
+        @others_stalled_at = nil # the others' count when they took none while this loop waited
         @handler = handler
         @max = config.max_connections
         @budget = OutputBudget.for(config, log)
@@ -29,7 +32,7 @@ module Spindle
       # Waits (yielding) until one more connection may be accepted; returns
       # the connections to #evict once it is.
       def wait
-        @share&.wait_for_others(@connections)
+        defer_to_other_loops if @share
         loop do
           @budget.wait_for_room
           return Eviction::NONE if @connections.size < @max
@@ -41,16 +44,38 @@ module Spindle
         end
       end
 
-      # Closes the connections #wait named that are still idle (stopping one
+      # Once the new client is accepted: counts it (hybrid's LoopShare), and
+      # closes the connections #wait named that are still idle (stopping one
       # lets other fibers run, and a client may have sent a request since).
       # Its fiber is stopped at its wait, as DeadlineSweeper does.
       def evict(victims)
+        count_accepted if @share
         victims.each do |conn|
           task = @connections[conn]
           next unless task && conn.waiting_for_client? && Eviction.idle?(conn) && Eviction.quiet?(conn)
 
           Timeouts.stop_and_expire(conn, task, @handler.writer)
         end
+      end
+
+      private
+
+      # hybrid: while this loop is ahead of the others (LoopShare), it waits
+      # LoopShare::OTHERS_FIRST before each client, unless the others took
+      # none during its last wait and none since.
+      def defer_to_other_loops
+        return unless @share.ahead?(@connections)
+
+        others = @share.accepted - @own
+        return if others == @others_stalled_at
+
+        sleep LoopShare::OTHERS_FIRST
+        @others_stalled_at = @share.accepted - @own == others ? others : nil
+      end
+
+      def count_accepted
+        @own += 1
+        @share.accepted!
       end
     end
   end
