@@ -14,7 +14,9 @@ module Spindle
   # 100 ms), and their first requests, hello at c=256, put p99 at 100-220 ms.
   #
   # A link-local IPv6 peer (a scope id) still goes through getnameinfo, which
-  # names the interface; so does any family but IPv4 and IPv6.
+  # names the interface; so does any family but IPv4 and IPv6, and any
+  # sockaddr not laid out as Linux's (on BSD a length byte comes before the
+  # family, so no family matches).
   module PeerAddress
     INET = Socket::AF_INET
     INET6 = Socket::AF_INET6

@@ -8,6 +8,7 @@ require "spindle/log"
 require "spindle/listener"
 require "spindle/handler"
 require "spindle/engine/hybrid"
+require_relative "../support/waiting"
 
 # hybrid's loops share the listeners, and the loop holding the GVL when a
 # burst of clients arrives must not take them all: it never blocks while it
@@ -16,6 +17,8 @@ require "spindle/engine/hybrid"
 # here, on a real listener; once its loops wait, 100 clients connect at once,
 # and each response names the loop thread that served it.
 class HybridBalanceTest < Minitest::Test
+  include Waiting
+
   LOOPS = 4
   CLIENTS = 100
   APP = ->(_env) { [200, { "content-type" => "text/plain" }, [Thread.current.object_id.to_s]] }
@@ -53,11 +56,9 @@ class HybridBalanceTest < Minitest::Test
     @engine = Spindle::Engine::Hybrid.new(listeners: [@listener], handler: handler, config: @config, log: @log)
     before = Thread.list
     @runner = Thread.new { @engine.run }
-    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 10
-    # Each loop's thread and its StallDetector's watchdog.
-    until (started = Thread.list - before - [@runner]).size == 2 * LOOPS && started.all? { |t| t.status == "sleep" }
-      flunk "the loops never started" if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
-      sleep 0.001
+    # Each loop's thread and its StallDetector's watchdog, all asleep.
+    wait_until("every loop waiting", deadline: 10, interval: 0.001) do
+      (started = Thread.list - before - [@runner]).size == 2 * LOOPS && started.all? { |t| t.status == "sleep" }
     end
   end
 

@@ -3,6 +3,7 @@
 require "test_helper"
 require "spindle/engine/thread_pool"
 require "spindle/engine/reactor"
+require_relative "../support/waiting"
 
 # When the threads engine's reactor takes new connections (Reactor#accept?).
 # In a cluster: while a pool thread is spare, and while no complete request
@@ -15,6 +16,8 @@ require "spindle/engine/reactor"
 # as long: declining until its queue emptied kept new clients in the backlog
 # for up to a second when every worker was busy.
 class ReactorAcceptTest < Minitest::Test
+  include Waiting
+
   def setup
     @started = Thread::Queue.new
     @release = Thread::Queue.new
@@ -53,8 +56,9 @@ class ReactorAcceptTest < Minitest::Test
     @started.pop
     @pool << :waiting
     refute @reactor.accept?
-    assert wait_for { @reactor.accept? }, "the backlog must not wait on a busy process for ever"
-    assert wait_for { !@reactor.accept? }, "then it declines again, so siblings go first"
+    # SIBLING_FIRST is 10 ms: asked every millisecond, each phase is seen.
+    wait_until("a busy process takes what siblings left", deadline: 5, interval: 0.001) { @reactor.accept? }
+    wait_until("then it declines again, so siblings go first", deadline: 5, interval: 0.001) { !@reactor.accept? }
   end
 
   def test_a_process_alone_accepts_while_complete_requests_wait
@@ -65,17 +69,6 @@ class ReactorAcceptTest < Minitest::Test
   end
 
   private
-
-  # Whether the block held within a second, asked every millisecond.
-  def wait_for
-    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 1
-    until yield
-      return false if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
-
-      sleep 0.001
-    end
-    true
-  end
 
   def reactor(alone:) = Spindle::Engine::Reactor.new(nil, nil, nil, @pool, nil, alone: alone)
 end

@@ -30,7 +30,7 @@ module Spindle
       end
 
       # Waits (yielding) until one more connection may be accepted; returns
-      # the connections to #evict once it is.
+      # the connections to close (#admitted) once it is.
       def wait
         defer_to_other_loops if @share
         loop do
@@ -47,8 +47,8 @@ module Spindle
       # Once the new client is accepted: counts it (hybrid's LoopShare), and
       # closes the connections #wait named that are still idle (stopping one
       # lets other fibers run, and a client may have sent a request since).
-      # Its fiber is stopped at its wait, as DeadlineSweeper does.
-      def evict(victims)
+      # Their fibers are stopped at their wait, as DeadlineSweeper does.
+      def admitted(victims)
         count_accepted if @share
         victims.each do |conn|
           task = @connections[conn]

@@ -94,7 +94,7 @@ module Spindle
           @accept_burst.times do
             victims = admission.wait
             socket = accept(listener) or break
-            admission.evict(victims)
+            admission.admitted(victims)
             @root.async { |task| serve(socket, listener, task) }
           end
         end
