@@ -134,6 +134,31 @@ class ResponseWriterTest < Minitest::Test
     assert_equal :close, served.outcome
   end
 
+  # Bytes side by side on the wire, though String#<< refuses to join them:
+  # a UTF-8 header with "é" and a binary body part, on each path (C; the Ruby
+  # writer's, which a connection field sends it to; chunked).
+  def test_non_ascii_headers_and_binary_bodies_go_out_together
+    name = { "content-disposition" => "attachment; filename=\"r\u00e9sum\u00e9.pdf\"" }
+    pdf = "%PDF\xff\xfe".b
+    [{}, { "connection" => "close" }].each do |extra|
+      served = serve(->(_) { [200, name.merge(extra), [pdf]] }, GET, lint: false)
+      assert_equal 200, served.status
+      assert_equal pdf, served.body.b
+      assert_includes served.raw.b, "filename=\"r\u00e9sum\u00e9.pdf\"".b
+    end
+    served = serve(->(_) { [200, name.dup, Body.new([pdf])] }, GET)
+    assert_equal "6\r\n#{pdf}\r\n0\r\n\r\n".b, served.body.b
+  end
+
+  # A plain Hash may name the field twice in two cases: one length goes out.
+  def test_a_second_content_length_is_dropped_and_logged
+    headers = { "content-length" => "5", "Content-Length" => "7" }
+    served = serve(->(_) { [200, headers, ["short"]] }, GET, lint: false)
+    assert_equal [["content-length", "5"]], served.headers.select { |n, _| n.casecmp?("content-length") }
+    assert_equal ["short", :keep_alive], [served.body, served.outcome]
+    assert_match(/content-length "7" is a second length/, logged_errors)
+  end
+
   def test_response_finished_callbacks_run_after_the_response
     seen = []
     app = lambda do |env|

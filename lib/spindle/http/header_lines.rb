@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "octets"
+
 module Spindle
   module HTTP
     # Turns an app's response headers into header lines, in one pass, and
@@ -27,7 +29,7 @@ module Spindle
         def initialize(fields)
           super()
           update(fields)
-          checked = HeaderLines.new(@lines = +"", fields, 200)
+          checked = HeaderLines.new(@lines = +"".b, fields, 200)
           raise ArgumentError, "cannot render #{fields}: #{checked.problems&.join('; ') || 'connection'}" if
             checked.problems || checked.close || checked.hijack || checked.upgrade
 
@@ -68,7 +70,9 @@ module Spindle
       private
 
       def add(name, value)
-        return drop("header name #{shown(name)} is not a token") unless name.is_a?(String) && name.match?(TOKEN)
+        unless name.is_a?(String) && name.valid_encoding? && name.match?(TOKEN)
+          return drop("header name #{shown(name)} is not a token")
+        end
         return if special?(name, value)
 
         if value.is_a?(Array)
@@ -105,6 +109,8 @@ module Spindle
       def note_content_length(value)
         return true if @skip_length
         return drop("content-length #{shown(value)} is not a length") unless value.is_a?(String) && value.match?(DIGITS)
+        # Two lengths (names differing in case) are two framings of one response.
+        return drop("content-length #{shown(value)} is a second length; the first stands") if @content_length
 
         @content_length = value.to_i
         false
@@ -116,12 +122,15 @@ module Spindle
                       "or an Array of Strings")
         end
 
-        if value.match?(UNSAFE)
+        # Field values are octets: one that is not valid in its encoding (raw
+        # bytes in a UTF-8 String) is checked, and split, as bytes.
+        bytes = value.valid_encoding? ? value : value.b
+        if bytes.match?(UNSAFE)
           return drop("header #{name}: the value has CR or NUL") if value.include?("\r") || value.include?("\0")
 
-          return value.split("\n").each { |line| add_value(name, line) }
+          return bytes.split("\n").each { |line| add_value(name, line) }
         end
-        @head << name << ": " << value << "\r\n"
+        @head << name << ": " << Octets.of(value) << "\r\n"
       end
 
       def drop(problem)

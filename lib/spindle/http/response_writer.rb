@@ -51,7 +51,7 @@ module Spindle
         @count_bytes = count_bytes
         @status_lines = Hash.new do |cache, status|
           reason = Rack::Utils::HTTP_STATUS_CODES.fetch(status, "Status #{status}")
-          cache[status] = "HTTP/1.1 #{status} #{reason}\r\n".freeze
+          cache[status] = "HTTP/1.1 #{status} #{reason}\r\n".b.freeze # a binary head: Octets
         end
         @date = DateHeader.new
       end
@@ -215,7 +215,7 @@ module Spindle
           refuse_part(part) unless checked || part.is_a?(String)
           sent += part.bytesize
           if head && head.bytesize + part.bytesize <= COALESCE_LIMIT
-            head << part
+            head << Octets.of(part)
           else
             if head
               conn.write(head)
@@ -278,7 +278,7 @@ module Spindle
           refuse_part(part) unless part.is_a?(String)
           next if part.empty? # an empty chunk would end the body
 
-          conn.write(pending ? pending << chunk(part) : chunk(part))
+          conn.write(pending ? pending << Octets.of(chunk(part)) : chunk(part))
           pending = nil
           sent += part.bytesize
         end
