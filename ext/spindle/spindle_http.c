@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "http_parser.h"
+#include "response_head.h"
 
 #define KEY_BUFFER 320
 
@@ -313,4 +314,6 @@ void Init_spindle_http(void) {
   rb_define_method(cParser, "keep_alive?", parser_keep_alive_p, 0);
   rb_define_method(cParser, "expect_continue?", parser_expect_continue_p, 0);
   rb_define_method(cParser, "body_size", parser_body_size, 0);
+
+  sp_init_response_head(mHTTP);
 }

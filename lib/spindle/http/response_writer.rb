@@ -3,6 +3,7 @@
 require "rack/utils"
 require_relative "date_header"
 require_relative "header_lines"
+require_relative "parser" # the C extension, which holds ResponseHead
 require_relative "../log"
 
 module Spindle
@@ -23,6 +24,10 @@ module Spindle
     # to a streaming body, which runs for as long as the upgraded protocol talks.
     # Any other 1xx is not a final status and is refused: the client would wait
     # on for the real response and take the next one as this one's.
+    #
+    # The common response (plain String fields, a small Array body of Strings)
+    # is written by ResponseHead, in C, in one pass; it hands back anything
+    # this class would have to judge, so the rules below are the only ones.
     class ResponseWriter
       COALESCE_LIMIT = 64 * 1024
       LAST_CHUNK = "0\r\n\r\n"
@@ -31,6 +36,8 @@ module Spindle
       CHUNKED_LINE = "transfer-encoding: chunked\r\n"
       UPGRADE_LINE = "connection: upgrade\r\n"
       NO_CONTENT_LINE = "content-length: 0\r\n"
+      KEEP_ALIVE_ENDING = "#{KEEP_ALIVE_LINE}\r\n".freeze
+      CLOSE_ENDING = "#{CLOSE_LINE}\r\n".freeze
       HEAD = "HEAD"
       # Content-Length values up to 16 KiB, formatted once: most bodies are small.
       LENGTHS = Array.new(16_385) { |n| n.to_s.freeze }.freeze
@@ -61,19 +68,13 @@ module Spindle
       def write(conn, env, status, headers, body, keep_alive)
         status = check_status(status)
         head = +@status_lines[status]
-        check_headers(headers) unless headers.is_a?(Hash) # the common case costs no call
-        lines = HeaderLines.new(head, headers, status)
-        report(lines.problems, env) if lines.problems
-        head << @date.line unless lines.date
-        return write_upgrade(conn, env, head, lines, body) if status == SWITCHING_PROTOCOLS
-        return write_partial_hijack(conn, head, lines.hijack) if lines.hijack
+        if with_content?(env, status) && (parts = in_memory(body))
+          outcome = write_rendered(conn, env, head, headers, parts, keep_alive)
+          return outcome if outcome
 
-        check_body(body) unless body.is_a?(Array)
-        if env["REQUEST_METHOD"] == HEAD || (status != 200 && bodyless?(status)) # a 200 asks nothing more
-          return write_bodyless(conn, env, head, status, keep_alive)
+          body = parts # to_ary is called once: Rack::Lint's closes the body
         end
-
-        write_with_body(conn, env, head, lines, body, keep_alive)
+        write_judged(conn, env, status, head, headers, body, keep_alive)
       end
 
       # A response the server makes itself (errors): always closes the connection.
@@ -95,6 +96,24 @@ module Spindle
       end
 
       private
+
+      # Everything ResponseHead hands back: each rule checked here, each
+      # problem reported.
+      def write_judged(conn, env, status, head, headers, body, keep_alive)
+        check_headers(headers) unless headers.is_a?(Hash) # the common case costs no call
+        lines = HeaderLines.new(head, headers, status)
+        report(lines.problems, env) if lines.problems
+        head << @date.line unless lines.date
+        return write_upgrade(conn, env, head, lines, body) if status == SWITCHING_PROTOCOLS
+        return write_partial_hijack(conn, head, lines.hijack) if lines.hijack
+
+        check_body(body) unless body.is_a?(Array)
+        if env["REQUEST_METHOD"] == HEAD || (status != 200 && bodyless?(status)) # a 200 asks nothing more
+          return write_bodyless(conn, env, head, status, keep_alive)
+        end
+
+        write_with_body(conn, env, head, lines, body, keep_alive)
+      end
 
       # 101 is the one 1xx an app may answer with (an upgrade, see #write_upgrade).
       def check_status(status)
@@ -150,6 +169,39 @@ module Spindle
         finish_head(head, keep_alive, env)
         conn.write(head)
         env[BODY_BYTES] = 0 if @count_bytes
+        keep_alive ? :keep_alive : :close
+      end
+
+      # The blank line that ends a head, after the connection field when one
+      # is due (#finish_head, for ResponseHead).
+      def ending(keep_alive, env)
+        return CLOSE_ENDING unless keep_alive
+
+        env["SERVER_PROTOCOL"] == HTTP_1_0 ? KEEP_ALIVE_ENDING : "\r\n"
+      end
+
+      # An Array body, or what to_ary makes of one (Rails' bodies); nil for
+      # any other body.
+      def in_memory(body)
+        return body if body.is_a?(Array)
+        return unless body.respond_to?(:to_ary)
+
+        parts = body.to_ary
+        raise InvalidResponse, "the body's to_ary returned #{parts.class}, not an Array" unless parts.is_a?(Array)
+
+        parts
+      end
+
+      def with_content?(env, status) = env["REQUEST_METHOD"] != HEAD && (status == 200 || !bodyless?(status))
+
+      # The whole response rendered in C, in one write; nil when ResponseHead
+      # leaves it to #write_judged.
+      def write_rendered(conn, env, head, headers, parts, keep_alive)
+        sent = ResponseHead.render(head, headers, parts, @date.line, ending(keep_alive, env))
+        return unless sent
+
+        conn.write(head)
+        env[BODY_BYTES] = sent if @count_bytes
         keep_alive ? :keep_alive : :close
       end
 
