@@ -150,6 +150,16 @@ class ResponseWriterTest < Minitest::Test
     assert_equal "6\r\n#{pdf}\r\n0\r\n\r\n".b, served.body.b
   end
 
+  # rackup adds Rack::Lint around an app that has its own: the inner one's
+  # to_ary closes it, and the outer one's to_ary then calls its each. A
+  # declared length is sent with each, so to_ary is never asked.
+  def test_lint_inside_lint_with_a_declared_length
+    inner = Rack::Lint.new(->(_) { [200, { "content-length" => "2" }, ["ok"]] })
+    served = serve(inner, GET)
+    assert_equal [200, "ok", :keep_alive], [served.status, served.body, served.outcome]
+    assert_empty logged_errors
+  end
+
   # A plain Hash may name the field twice in two cases: one length goes out.
   def test_a_second_content_length_is_dropped_and_logged
     headers = { "content-length" => "5", "Content-Length" => "7" }

@@ -39,6 +39,8 @@ module Spindle
       KEEP_ALIVE_ENDING = "#{KEEP_ALIVE_LINE}\r\n".freeze
       CLOSE_ENDING = "#{CLOSE_LINE}\r\n".freeze
       HEAD = "HEAD"
+      CONTENT_LENGTH = "content-length"
+      HIJACK = "rack.hijack"
       # Content-Length values up to 16 KiB, formatted once: most bodies are small.
       LENGTHS = Array.new(16_385) { |n| n.to_s.freeze }.freeze
       HTTP_1_0 = "HTTP/1.0"
@@ -68,7 +70,7 @@ module Spindle
       def write(conn, env, status, headers, body, keep_alive)
         status = check_status(status)
         head = +@status_lines[status]
-        if with_content?(env, status) && (parts = in_memory(body))
+        if with_content?(env, status) && (parts = in_memory(body, headers))
           outcome = write_rendered(conn, env, head, headers, parts, keep_alive)
           return outcome if outcome
 
@@ -181,10 +183,14 @@ module Spindle
       end
 
       # An Array body, or what to_ary makes of one (Rails' bodies); nil for
-      # any other body.
-      def in_memory(body)
+      # any other body. A body with a declared length, or beside a partial
+      # hijack, is not asked for to_ary: #write_declared sends it with each,
+      # and Rack::Lint inside Rack::Lint (rackup's, around an app's own)
+      # cannot take both, since the inner one's to_ary closes it.
+      def in_memory(body, headers)
         return body if body.is_a?(Array)
-        return unless body.respond_to?(:to_ary)
+        return unless body.respond_to?(:to_ary) && headers.is_a?(Hash)
+        return if headers.key?(CONTENT_LENGTH) || headers.key?(HIJACK)
 
         parts = body.to_ary
         raise InvalidResponse, "the body's to_ary returned #{parts.class}, not an Array" unless parts.is_a?(Array)
