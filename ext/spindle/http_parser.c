@@ -59,6 +59,13 @@ static const unsigned char TCHAR[256] = {
 };
 
 static int is_tchar(unsigned char c) { return TCHAR[c]; }
+
+int sp_is_token(const char *ptr, size_t len) {
+  if (len == 0) return 0;
+  for (size_t i = 0; i < len; i++)
+    if (!is_tchar((unsigned char)ptr[i])) return 0;
+  return 1;
+}
 static int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 static int is_ows(unsigned char c) { return c == ' ' || c == '\t'; }
 

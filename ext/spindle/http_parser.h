@@ -113,4 +113,8 @@ size_t sp_execute(sp_parser *parser, const char *data, size_t len,
 
 enum sp_phase sp_phase(const sp_parser *parser);
 
+/* Whether ptr[0, len) is an RFC 9110 token: one or more tchar. The response
+ * writer checks an app's header names with it too. */
+int sp_is_token(const char *ptr, size_t len);
+
 #endif

@@ -18,9 +18,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "http_parser.h"
 #include "response_head.h"
 
-/* ResponseWriter::COALESCE_LIMIT: the most one write carries. */
+/* The most one write carries; Ruby's ResponseWriter::COALESCE_LIMIT is this. */
 #define COALESCE_LIMIT (64 * 1024)
 /* ResponseWriter's DIGITS: a declared length has 1 to 18 digits. */
 #define MAX_LENGTH_DIGITS 18
@@ -31,23 +32,6 @@ typedef struct {
   int has_date;
   int gave_up;
 } render_t;
-
-static unsigned char token_char[256];
-
-static void init_token_chars(void) {
-  const char *extra = "!#$%&'*+-.^_`|~";
-  for (int c = '0'; c <= '9'; c++) token_char[c] = 1;
-  for (int c = 'a'; c <= 'z'; c++) token_char[c] = 1;
-  for (int c = 'A'; c <= 'Z'; c++) token_char[c] = 1;
-  for (const char *p = extra; *p; p++) token_char[(unsigned char)*p] = 1;
-}
-
-static int is_token(const char *ptr, long len) {
-  if (len == 0) return 0;
-  for (long i = 0; i < len; i++)
-    if (!token_char[(unsigned char)ptr[i]]) return 0;
-  return 1;
-}
 
 static int is_plain_value(VALUE value) {
   if (!RB_TYPE_P(value, T_STRING)) return 0;
@@ -111,7 +95,7 @@ static int add_field(VALUE name, VALUE value, VALUE arg) {
   if (!RB_TYPE_P(name, T_STRING)) goto give_up;
   const char *ptr = RSTRING_PTR(name);
   long len = RSTRING_LEN(name);
-  if (!is_token(ptr, len) || note_special(r, ptr, len, value) < 0) goto give_up;
+  if (!sp_is_token(ptr, (size_t)len) || note_special(r, ptr, len, value) < 0) goto give_up;
 
   if (RB_TYPE_P(value, T_ARRAY)) {
     long n = RARRAY_LEN(value);
@@ -190,7 +174,7 @@ give_up:
 }
 
 void sp_init_response_head(VALUE mHTTP) {
-  init_token_chars();
   VALUE mResponseHead = rb_define_module_under(mHTTP, "ResponseHead");
+  rb_define_const(mResponseHead, "COALESCE_LIMIT", INT2FIX(COALESCE_LIMIT));
   rb_define_module_function(mResponseHead, "render", render, 5);
 }

@@ -160,6 +160,16 @@ class ResponseWriterTest < Minitest::Test
     assert_empty logged_errors
   end
 
+  # to_ary is asked once, and what it returns must be an Array.
+  def test_a_to_ary_that_is_not_an_array_is_a_500
+    body = Object.new
+    def body.to_ary = "not an array"
+    def body.each = yield("x")
+    served = serve(->(_) { [200, {}, body] }, GET, lint: false)
+    assert_equal [500, :close], [served.status, served.outcome]
+    assert_match(/to_ary returned String, not an Array/, logged_errors)
+  end
+
   # A plain Hash may name the field twice in two cases: one length goes out.
   def test_a_second_content_length_is_dropped_and_logged
     headers = { "content-length" => "5", "Content-Length" => "7" }

@@ -25,19 +25,19 @@ module Spindle
     # Any other 1xx is not a final status and is refused: the client would wait
     # on for the real response and take the next one as this one's.
     #
-    # The common response (plain String fields, a small Array body of Strings)
-    # is written by ResponseHead, in C, in one pass; it hands back anything
-    # this class would have to judge, so the rules below are the only ones.
+    # The common response (plain String fields; an Array body of Strings, or
+    # what to_ary returns when no length is declared, under 64 KiB) is
+    # written by ResponseHead, in C, in one pass; it hands back anything this
+    # class would have to judge, so the rules below are the only ones.
     class ResponseWriter
-      COALESCE_LIMIT = 64 * 1024
+      COALESCE_LIMIT = ResponseHead::COALESCE_LIMIT # 64 KiB: the most one write carries
       LAST_CHUNK = "0\r\n\r\n"
-      KEEP_ALIVE_LINE = "connection: keep-alive\r\n"
-      CLOSE_LINE = "connection: close\r\n"
       CHUNKED_LINE = "transfer-encoding: chunked\r\n"
       UPGRADE_LINE = "connection: upgrade\r\n"
       NO_CONTENT_LINE = "content-length: 0\r\n"
-      KEEP_ALIVE_ENDING = "#{KEEP_ALIVE_LINE}\r\n".freeze
-      CLOSE_ENDING = "#{CLOSE_LINE}\r\n".freeze
+      # How a head ends: the connection field when one is due, the blank line.
+      KEEP_ALIVE_ENDING = "connection: keep-alive\r\n\r\n"
+      CLOSE_ENDING = "connection: close\r\n\r\n"
       HEAD = "HEAD"
       CONTENT_LENGTH = "content-length"
       HIJACK = "rack.hijack"
@@ -83,7 +83,7 @@ module Spindle
       def write_simple(conn, status, text)
         head = +@status_lines[status]
         head << @date.line << "content-type: text/plain\r\ncontent-length: " << text.bytesize.to_s << "\r\n"
-        head << CLOSE_LINE << "\r\n" << text
+        head << CLOSE_ENDING << text
         conn.write(head)
       end
 
@@ -175,7 +175,7 @@ module Spindle
       end
 
       # The blank line that ends a head, after the connection field when one
-      # is due (#finish_head, for ResponseHead).
+      # is due (#finish_head's, and ResponseHead's).
       def ending(keep_alive, env)
         return CLOSE_ENDING unless keep_alive
 
@@ -211,14 +211,7 @@ module Spindle
         keep_alive ? :keep_alive : :close
       end
 
-      def finish_head(head, keep_alive, env)
-        if keep_alive
-          head << KEEP_ALIVE_LINE if env["SERVER_PROTOCOL"] == HTTP_1_0
-        else
-          head << CLOSE_LINE
-        end
-        head << "\r\n"
-      end
+      def finish_head(head, keep_alive, env) = head << ending(keep_alive, env)
 
       def write_with_body(conn, env, head, lines, body, keep_alive)
         keep_alive &&= !lines.close
@@ -350,7 +343,7 @@ module Spindle
       end
 
       def write_close_delimited(conn, env, head, body)
-        conn.write(head << CLOSE_LINE << "\r\n")
+        conn.write(head << CLOSE_ENDING)
         sent = 0
         body.each do |part|
           refuse_part(part) unless part.is_a?(String)
@@ -364,7 +357,7 @@ module Spindle
       # Rack 3 streaming body: it gets the socket and writes what it likes; the
       # connection ends with it.
       def write_streaming_body(conn, head, body)
-        conn.write(head << CLOSE_LINE << "\r\n")
+        conn.write(head << CLOSE_ENDING)
         conn.flush
         body.call(conn.io)
         :close
