@@ -18,7 +18,8 @@
 typedef struct {
   sp_parser parser;
   VALUE env;
-  VALUE sink; /* only during execute */
+  VALUE env_template; /* each request's env starts as a copy of it (nil: empty) */
+  VALUE sink;         /* only during execute */
 } parser_t;
 
 static VALUE cParser, errors_by_status;
@@ -32,6 +33,7 @@ static ID id_head, id_body, id_done, id_error;
 static void parser_mark(void *ptr) {
   parser_t *p = ptr;
   rb_gc_mark(p->env);
+  rb_gc_mark(p->env_template);
   rb_gc_mark(p->sink);
 }
 
@@ -65,6 +67,7 @@ static VALUE parser_alloc(VALUE klass) {
   sp_limits_default(&limits);
   sp_parser_init(&p->parser, &limits);
   p->env = Qnil;
+  p->env_template = Qnil;
   p->sink = Qnil;
   return obj;
 }
@@ -108,8 +111,11 @@ static VALUE env_key(sp_slice name) {
   return key;
 }
 
+/* The env is made at the request's first field (or its head's end), as a
+ * copy of the template: rb_hash_dup, not Hash#dup, which dispatches
+ * initialize_dup and initialize_copy once per request. */
 static VALUE current_env(parser_t *p) {
-  if (NIL_P(p->env)) p->env = rb_hash_new();
+  if (NIL_P(p->env)) p->env = NIL_P(p->env_template) ? rb_hash_new() : rb_hash_dup(p->env_template);
   return p->env;
 }
 
@@ -225,6 +231,13 @@ static VALUE parser_set_env(VALUE self, VALUE env) {
   return env;
 }
 
+static VALUE parser_set_env_template(VALUE self, VALUE template) {
+  parser_t *p = get_parser(self);
+  if (!NIL_P(template)) Check_Type(template, T_HASH);
+  p->env_template = template;
+  return template;
+}
+
 static VALUE parser_content_length(VALUE self) {
   parser_t *p = get_parser(self);
   if (p->parser.chunked) return Qnil;
@@ -309,6 +322,7 @@ void Init_spindle_http(void) {
   rb_define_method(cParser, "done?", parser_done_p, 0);
   rb_define_method(cParser, "env", parser_env, 0);
   rb_define_method(cParser, "env=", parser_set_env, 1);
+  rb_define_method(cParser, "env_template=", parser_set_env_template, 1);
   rb_define_method(cParser, "content_length", parser_content_length, 0);
   rb_define_method(cParser, "chunked?", parser_chunked_p, 0);
   rb_define_method(cParser, "keep_alive?", parser_keep_alive_p, 0);

@@ -40,6 +40,7 @@ module Spindle
       @outbox = outbox
       init_read_buffer
       @parser = HTTP::Parser.new(**config.parser_limits)
+      @parser.env_template = env_template # each request's env is its copy, made in C
       @body = String.new(encoding: Encoding::BINARY)
       @input = HTTP::Input.new(config.body_spool_threshold)
       @requests = 0
@@ -55,7 +56,6 @@ module Spindle
       @request_started = true
       return :incomplete if @proxy_pending && !take_proxy_header
 
-      @parser.env ||= @env_template.dup
       while true # not `loop`: no block frame and StopIteration rescue per request
         parse_buffered(@parser, @body)
         @input.drain(@body) unless @body.empty?
@@ -105,7 +105,8 @@ module Spindle
       env
     end
 
-    # The env of the request being served (the parser's, until the next request).
+    # The env of the request being served (the parser's, until the next
+    # request); nil until the parser has made it, at the request's first field.
     def current_env = @parser.env
 
     # Readies the connection for the next request on it.

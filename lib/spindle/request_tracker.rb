@@ -23,12 +23,13 @@ module Spindle
       @mutex.synchronize { @started[conn] = now }
     end
 
+    # The clock is read only when durations are kept: once per request saved.
     def finish(conn)
-      now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      now = Process.clock_gettime(Process::CLOCK_MONOTONIC) if @durations
       @mutex.synchronize do
         started = @started.delete(conn)
         @served += 1
-        @durations.observe(now - started) if started && @durations
+        @durations.observe(now - started) if started && now
       end
     end
 
