@@ -93,9 +93,53 @@ static VALUE intern_value_lit(const char *lit) {
   return s;
 }
 
+/* The field names most requests carry (browsers, proxies, API clients), with
+ * their env keys made once at load: such a name is matched here, without
+ * building its key and looking it up in Ruby's table of interned strings. */
+typedef struct {
+  const char *name; /* lower case */
+  size_t len;
+  VALUE key;
+} known_field;
+
+static known_field known_fields[] = {
+  {"host", 0, 0}, {"user-agent", 0, 0}, {"accept", 0, 0}, {"accept-encoding", 0, 0},
+  {"accept-language", 0, 0}, {"connection", 0, 0}, {"content-type", 0, 0},
+  {"content-length", 0, 0}, {"cookie", 0, 0}, {"referer", 0, 0}, {"cache-control", 0, 0},
+  {"origin", 0, 0}, {"authorization", 0, 0}, {"if-none-match", 0, 0},
+  {"if-modified-since", 0, 0}, {"upgrade-insecure-requests", 0, 0}, {"pragma", 0, 0},
+  {"x-forwarded-for", 0, 0}, {"x-forwarded-proto", 0, 0}, {"x-forwarded-host", 0, 0},
+  {"x-real-ip", 0, 0}, {"x-request-id", 0, 0}, {"x-requested-with", 0, 0},
+  {"x-csrf-token", 0, 0}, {"sec-fetch-dest", 0, 0}, {"sec-fetch-mode", 0, 0},
+  {"sec-fetch-site", 0, 0}, {"sec-fetch-user", 0, 0}, {"sec-ch-ua", 0, 0},
+  {"sec-ch-ua-mobile", 0, 0}, {"sec-ch-ua-platform", 0, 0}, {"priority", 0, 0},
+  {"dnt", 0, 0}, {"te", 0, 0}, {"range", 0, 0}, {"expect", 0, 0}, {"upgrade", 0, 0},
+  {"transfer-encoding", 0, 0}, {"forwarded", 0, 0}, {"via", 0, 0},
+};
+#define KNOWN_FIELDS (sizeof(known_fields) / sizeof(known_fields[0]))
+
+/* lower is a known name; ptr, a field name the parser has checked is a
+ * token. Only letters are folded. */
+static int same_name(const char *lower, const char *ptr, size_t len) {
+  for (size_t i = 0; i < len; i++) {
+    char c = ptr[i];
+    if (c >= 'A' && c <= 'Z') c = (char)(c + 32);
+    if (c != lower[i]) return 0;
+  }
+  return 1;
+}
+
+static VALUE known_key(sp_slice name) {
+  for (size_t i = 0; i < KNOWN_FIELDS; i++) {
+    if (known_fields[i].len == name.len && same_name(known_fields[i].name, name.ptr, name.len))
+      return known_fields[i].key;
+  }
+  return Qundef;
+}
+
 /* "User-Agent" -> "HTTP_USER_AGENT", interned so each name is one shared object.
  * Content-Type and Content-Length take their CGI names, without the prefix. */
-static VALUE env_key(sp_slice name) {
+static VALUE build_env_key(sp_slice name) {
   char stack[KEY_BUFFER];
   size_t len = name.len + 5;
   char *buf = len <= sizeof(stack) ? stack : xmalloc(len);
@@ -109,6 +153,22 @@ static VALUE env_key(sp_slice name) {
   if (key == k_http_content_type) return k_content_type;
   if (key == k_http_content_length) return k_content_length;
   return key;
+}
+
+static VALUE env_key(sp_slice name) {
+  VALUE key = known_key(name);
+  return key == Qundef ? build_env_key(name) : key;
+}
+
+/* After the k_ keys: build_env_key maps two of these names to them. */
+static void init_known_fields(void) {
+  for (size_t i = 0; i < KNOWN_FIELDS; i++) {
+    known_field *f = &known_fields[i];
+    f->len = strlen(f->name);
+    sp_slice name = {f->name, f->len};
+    f->key = build_env_key(name);
+    rb_gc_register_mark_object(f->key);
+  }
 }
 
 /* The env is made at the request's first field (or its head's end), as a
@@ -308,6 +368,7 @@ void Init_spindle_http(void) {
   v_empty = intern_value_lit("");
   v_default_port = intern_value_lit("80");
   v_https_port = intern_value_lit("443");
+  init_known_fields();
   id_head = rb_intern("head");
   id_body = rb_intern("body");
   id_done = rb_intern("done");
