@@ -284,13 +284,6 @@ static VALUE parser_done_p(VALUE self) {
 
 static VALUE parser_env(VALUE self) { return get_parser(self)->env; }
 
-static VALUE parser_set_env(VALUE self, VALUE env) {
-  parser_t *p = get_parser(self);
-  if (!NIL_P(env)) Check_Type(env, T_HASH);
-  p->env = env;
-  return env;
-}
-
 static VALUE parser_set_env_template(VALUE self, VALUE template) {
   parser_t *p = get_parser(self);
   if (!NIL_P(template)) Check_Type(template, T_HASH);
@@ -382,7 +375,6 @@ void Init_spindle_http(void) {
   rb_define_method(cParser, "head_complete?", parser_head_complete_p, 0);
   rb_define_method(cParser, "done?", parser_done_p, 0);
   rb_define_method(cParser, "env", parser_env, 0);
-  rb_define_method(cParser, "env=", parser_set_env, 1);
   rb_define_method(cParser, "env_template=", parser_set_env_template, 1);
   rb_define_method(cParser, "content_length", parser_content_length, 0);
   rb_define_method(cParser, "chunked?", parser_chunked_p, 0);
