@@ -43,6 +43,9 @@ class PostgresServer
     FileUtils.rm_rf(@root)
   end
 
+  # The postmaster's process id (the first line of its pid file).
+  def pid = File.foreach(File.join(@data, "postmaster.pid")).first.to_i
+
   # libpq connection string for clients (the app reads it from DATABASE_URL).
   def url = "postgresql:///postgres?host=#{@socket_dir}&user=postgres"
 

@@ -4,6 +4,7 @@ require_relative "paths"
 require_relative "http_load"
 require_relative "wrk_trial"
 require_relative "log"
+require_relative "cpu_group"
 
 module Bench
   # PostgreSQL for the database scenarios (postgres, pg_mixed): one private
@@ -21,8 +22,23 @@ module Bench
       @server ||= begin
         require File.join(Paths::ROOT, "test", "support", "postgres_server")
         Log.info("starting a private PostgreSQL (test/support/postgres_server.rb)")
-        PostgresServer.new(max_connections: 200).start
+        group = CpuGroup.new("spindle-bench-postgres")
+        at_exit { group.remove } # registered first, so it runs after the server's own stop
+        PostgresServer.new(max_connections: 200).start.tap { |pg| place(pg, group) }
       end
+    end
+
+    # Where the server's processes are scheduled, for the run's record: in a
+    # cpu cgroup of their own (CpuGroup says why), or where they could not.
+    def placement = @placement
+
+    def place(pg, group)
+      @placement = if group.add_tree(pg.pid)
+                     "in a cpu cgroup of its own (#{group.path}), as a systemd service would be"
+                   else
+                     "not in a cpu cgroup of its own (#{group.why_not})"
+                   end
+      Log.info("PostgreSQL: #{@placement}")
     end
 
     def env(pool)

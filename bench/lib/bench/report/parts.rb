@@ -63,7 +63,8 @@ module Bench
                 ["Machine", "#{m[:nproc]} cores (#{m[:cpu]}), #{m[:memory_gib]} GiB, #{m[:kernel]}, #{m[:os]}"],
                 ["Ruby", "#{m[:ruby]}; YJIT #{yjit[:enabled_for_servers] ? 'on' : 'off'} for every server " \
                          "(#{yjit_availability(yjit)})"]]
-        "## Run\n\n#{F.table(%w[what value], head + rows + [['Spindle source', source(record)]])}"
+        db = record[:database] ? [["PostgreSQL", record[:database]]] : []
+        "## Run\n\n#{F.table(%w[what value], head + rows + db + [['Spindle source', source(record)]])}"
       end
 
       def source(record)
