@@ -23,11 +23,12 @@ module Spindle
     # reactor accepts nothing (SelectorLoop#accept?) and keeps writing to the
     # readers.
     #
-    # Each pool thread takes Turns with the others and the reactor, its
-    # slices in its own CPU time: on Ruby 3.1 a thread serving a keep-alive
-    # client again and again kept the GVL from the reactor and from the
-    # requests it had queued (hello, c=16: p99 25-40 ms against a median
-    # under 1 ms).
+    # Before Ruby 3.3 each pool thread takes Turns with the others and the
+    # reactor, its slices in its own CPU time: on Ruby 3.1 a thread serving a
+    # keep-alive client again and again kept the GVL from the reactor and
+    # from the requests it had queued (hello, c=16: p99 25-40 ms against a
+    # median under 1 ms). From 3.3, Ruby hands the GVL over itself
+    # (Turns.for_pool).
     class Threads
       # Requests one connection gets served in a row on a pool thread.
       PIPELINE_TURNS = 8
@@ -51,7 +52,7 @@ module Spindle
         @mailbox = Mailbox.new(selection)
         slice = Turns.slice(config.max_threads) # the other pool threads and the reactor
         @pool = ThreadPool.new(min: config.min_threads, max: config.max_threads, on_free: @mailbox.method(:thread_freed),
-                               context: -> { Turns.new(slice) }) { |conn, turns| work(conn, turns) }
+                               context: -> { Turns.for_pool(slice) }) { |conn, turns| work(conn, turns) }
         reactor = Reactor.new(selection, RequestReader.new(handler, config, deadlines), deadlines, @pool, @mailbox,
                               alone: config.workers <= 1)
         @loop = SelectorLoop.new(selection, reactor, handler: handler, config: config, log: log,

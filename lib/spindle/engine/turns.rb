@@ -32,8 +32,26 @@ module Spindle
       # their slices.
       TURN_WAIT = 0.002
 
+      # Whether a thread that blocks hands the GVL to the thread that has
+      # waited longest (Ruby 3.3's thread scheduler), rather than letting go
+      # of it for whoever takes it first (3.1 and 3.2).
+      HANDS_OVER = (RUBY_VERSION.split(".").map(&:to_i) <=> [3, 3]) >= 0
+
+      # Turns that are never taken.
+      NONE = Object.new.tap { |none| def none.served = nil }.freeze
+
       # The slice of each thread when `others` threads take turns with it.
       def self.slice(others) = TURN_WAIT / others
+
+      # A pool thread's turns (Engine::Threads). Where the GVL is handed over,
+      # none: a pool thread blocks in every request (its response's write
+      # aside, on the wait for the next one or on its app's database), and
+      # each block hands the GVL on, so the pass after a request only added a
+      # handoff. On the Rails page on Ruby 3.3 (about 1 ms of CPU per request,
+      # so a pass after every one) it cost PERFORMANCE.md's figure; hello's
+      # p99 on 3.3 was the same with and without turns. hybrid's loops keep
+      # theirs: a loop with ready fibers does not block.
+      def self.for_pool(slice) = HANDS_OVER ? NONE : new(slice)
 
       # Made on the thread that takes the turns (its CPU clock is that thread's).
       def initialize(slice)
