@@ -14,6 +14,17 @@ class TurnsTest < Minitest::Test
     end
   end
 
+  # Ruby 3.3 hands the GVL to the longest waiter at every block, so the
+  # threads engine's pool threads take no turns there; before 3.3 they do,
+  # with a spent slice passing after every request.
+  def test_a_pool_thread_takes_turns_only_where_ruby_does_not_hand_the_gvl_over
+    assert_equal Gem::Version.new(RUBY_VERSION) >= Gem::Version.new("3.3"), Turns::HANDS_OVER
+    turns = Turns.for_pool(0)
+    passes = counting_passes { 3.times { turns.served } }
+    expected = Turns::HANDS_OVER ? 0 : 3
+    assert_equal expected, passes
+  end
+
   def test_passes_only_once_its_slice_is_spent
     turns = Turns.new(3600) # an hour: never spent during this test
     passes = counting_passes { 100.times { turns.served } }

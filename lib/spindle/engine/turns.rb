@@ -47,10 +47,10 @@ module Spindle
       # none: a pool thread blocks in every request (its response's write
       # aside, on the wait for the next one or on its app's database), and
       # each block hands the GVL on, so the pass after a request only added a
-      # handoff. On the Rails page on Ruby 3.3 (about 1 ms of CPU per request,
-      # so a pass after every one) it cost PERFORMANCE.md's figure; hello's
-      # p99 on 3.3 was the same with and without turns. hybrid's loops keep
-      # theirs: a loop with ready fibers does not block.
+      # handoff: the Rails page on Ruby 3.3 (about 1 ms of CPU per request, so
+      # a pass after every one) served 1.11x the requests at one process
+      # without it, and hello's p99 was no longer (PERFORMANCE.md). hybrid's
+      # loops keep theirs: a loop with ready fibers does not block.
       def self.for_pool(slice) = HANDS_OVER ? NONE : new(slice)
 
       # Made on the thread that takes the turns (its CPU clock is that thread's).
