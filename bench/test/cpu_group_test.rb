@@ -50,9 +50,13 @@ class CpuGroupTest < Minitest::Test
     assert_nil group.why_not
   end
 
-  def test_v2_uses_the_unified_root_when_it_offers_the_cpu_controller
+  def test_v2_uses_the_unified_root_and_hands_the_cpu_controller_down
     File.write(File.join(@root, "cgroup.controllers"), "cpuset cpu io memory pids\n")
-    assert_equal File.join(@root, "pg"), Bench::CpuGroup.new("pg", root: @root).path
+    group = Bench::CpuGroup.new("pg", root: @root)
+    assert_equal File.join(@root, "pg"), group.path
+    assert group.add_tree(Process.pid)
+    assert_equal "+cpu", File.read(File.join(@root, "cgroup.subtree_control"))
+    assert_equal [Process.pid], File.readlines(File.join(group.path, "cgroup.procs")).map(&:to_i)
   end
 
   def test_no_cpu_hierarchy_is_said_not_hidden

@@ -24,6 +24,7 @@ module Bench
       base = hierarchy(root)
       @why_not = base ? nil : "no cpu cgroup hierarchy under #{root}"
       @path = base && File.join(base, name)
+      @unified = base == root
     end
 
     # Moves pid and its children (the processes it has already started; what
@@ -31,6 +32,8 @@ module Bench
     def add_tree(pid)
       return false unless @path
 
+      # v2: a child has the cpu controller only once its parent hands it down.
+      File.write(File.join(File.dirname(@path), "cgroup.subtree_control"), "+cpu") if @unified
       Dir.mkdir(@path) unless Dir.exist?(@path)
       File.open(File.join(@path, "cgroup.procs"), "a") { |f| [pid, *children(pid)].each { |p| f.syswrite("#{p}\n") } }
       true
