@@ -44,13 +44,15 @@ module Spindle
       def self.slice(others) = TURN_WAIT / others
 
       # A pool thread's turns (Engine::Threads). Where the GVL is handed over,
-      # none: a pool thread blocks in every request (its response's write
-      # aside, on the wait for the next one or on its app's database), and
-      # each block hands the GVL on, so the pass after a request only added a
-      # handoff: the Rails page on Ruby 3.3 (about 1 ms of CPU per request, so
-      # a pass after every one) served 1.11x the requests at one process
-      # without it, and hello's p99 was no longer (PERFORMANCE.md). hybrid's
-      # loops keep theirs: a loop with ready fibers does not block.
+      # none: a pool thread blocks in nearly every request (on its app's
+      # database, on the wait for the next request, on an empty queue), and
+      # each block hands the GVL on, so the pass after a request mostly added
+      # a handoff: the Rails page on Ruby 3.3 (about 1 ms of CPU per request,
+      # so a pass after every one) served 1.11x the requests at one process
+      # without it, and hello's p99 stayed within 3.6x its median at c=16 and
+      # c=64 (PERFORMANCE.md). A thread that finds queued requests and never
+      # blocks keeps the GVL until Ruby's own time slice ends. hybrid's loops
+      # keep their turns: a loop with ready fibers does not block.
       def self.for_pool(slice) = HANDS_OVER ? NONE : new(slice)
 
       # Made on the thread that takes the turns (its CPU clock is that thread's).
