@@ -34,11 +34,7 @@ class CpuGroupTest < Minitest::Test
     [@pid, child]
   end
 
-  def child_of(pid)
-    Dir.glob("/proc/[0-9]*/stat").find { |s| File.read(s).rpartition(")").last.split[1].to_i == pid }&.then { |s| s[%r{/proc/(\d+)/}, 1].to_i }
-  rescue Errno::ENOENT
-    nil
-  end
+  def child_of(pid) = Bench::ProcStat.all.find { |e| e.ppid == pid }&.pid
 
   def test_v1_moves_the_process_and_the_children_it_already_has
     v1

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "proc_stat"
+
 module Bench
   # A cpu cgroup of its own for a process tree, as systemd gives each service
   # one. Bench::PgSupport puts the run's PostgreSQL in one.
@@ -59,13 +61,6 @@ module Bench
       root if File.exist?(controllers) && File.read(controllers).split.include?("cpu")
     end
 
-    def children(pid)
-      Dir.glob("/proc/[0-9]*/stat").filter_map do |stat|
-        fields = File.read(stat).rpartition(")").last.split
-        File.basename(File.dirname(stat)).to_i if fields[1].to_i == pid
-      rescue SystemCallError
-        nil
-      end
-    end
+    def children(pid) = ProcStat.all.select { |e| e.ppid == pid }.map(&:pid)
   end
 end
