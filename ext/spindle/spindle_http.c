@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "http_parser.h"
+#include "cpu_affinity.h"
 #include "response_head.h"
 
 #define KEY_BUFFER 320
@@ -383,4 +384,5 @@ void Init_spindle_http(void) {
   rb_define_method(cParser, "body_size", parser_body_size, 0);
 
   sp_init_response_head(mHTTP);
+  sp_init_cpu_affinity(mSpindle);
 }

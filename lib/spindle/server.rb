@@ -10,6 +10,7 @@ require_relative "rails_check"
 require_relative "metrics/single_process"
 require_relative "pid_file"
 require_relative "process_stats"
+require_relative "cpu_affinity"
 require_relative "systemd/notifier"
 require_relative "systemd/watchdog"
 require_relative "systemd/activation"
@@ -26,8 +27,10 @@ module Spindle
     attr_reader :listeners, :handler
 
     # restartable: bin/spindle recorded its command line, so USR2 can rerun it.
-    def initialize(app, config, log, listeners: [], multiprocess: false, restartable: false)
+    # slot: a worker's index (--cpu-affinity picks its CPU by it).
+    def initialize(app, config, log, listeners: [], multiprocess: false, restartable: false, slot: 0)
       @app = app
+      @slot = slot
       @config = config
       @log = log
       @listeners = listeners
@@ -61,6 +64,7 @@ module Spindle
     def prepare
       FileLimit.ensure_room(engine_class.connection_capacity(@config), @log)
       RailsCheck.warn_about_isolation(@config.engine, @log)
+      pin_to_cpu if @config.cpu_affinity # before the engine starts its threads
       @handler = Handler.new(@app, @config, @log, multithread: engine_class.multithread?,
                                                   multiprocess: @multiprocess)
       @engine = engine_class.new(listeners: @listeners, handler: @handler, config: @config, log: @log)
@@ -191,6 +195,13 @@ module Spindle
     end
 
     def engine_class = @engine_class ||= Engine.fetch(@config.engine)
+
+    def pin_to_cpu
+      cpu = CpuAffinity.pin(@slot)
+      return @log.info("spindle: on CPU #{cpu} (--cpu-affinity)") if cpu
+
+      @log.error("--cpu-affinity: this system cannot pin a process to a CPU; running unpinned")
+    end
 
     def expire(timeout)
       @log.error("in-flight requests did not finish within #{timeout}s; exiting")

@@ -51,6 +51,20 @@ class OperationsTest < SpindleIntegrationTest
     assert_match(/allocator glibc \(MALLOC_ARENA_MAX=2\)$/, ctl_table.lines.first)
   end
 
+  # Each worker, with every thread it runs, on the CPU of its index, round
+  # the CPUs the server may use; a replacement on its predecessor's.
+  def test_cpu_affinity_pins_each_worker_and_its_threads
+    allowed = cpus_allowed(Process.pid)
+    start_cluster("--cpu-affinity", "--engine", "threads", "-t", "3:3", APP, workers: 3)
+    wait_until("3 workers serving") { serving_workers.size == 3 }
+    pinned = -> { serving_workers.to_h { |w| [w["index"], thread_cpus(w["pid"])] } }
+    expected = (0..2).to_h { |index| [index, [[allowed[index % allowed.size]]]] }
+    wait_until("each worker's threads on its CPU") { pinned.call == expected }
+
+    Process.kill(:KILL, serving_workers.find { |w| w["index"] == 1 }["pid"])
+    wait_until("worker 1 replaced, on its CPU") { serving_workers.size == 3 && pinned.call == expected }
+  end
+
   def ctl_table
     table, status = Open3.capture2e(CTL, "--control", "unix://#{@control}", "stats")
     assert status.success?, table
@@ -65,5 +79,27 @@ class OperationsTest < SpindleIntegrationTest
     wait_until("the worker recycled") { !serving_workers.map { |w| w["pid"] }.include?(first) }
     assert_match(/over 1 MiB/, app.output)
     assert_equal 200, ClusterHelpers.get(app, "/").status
+  end
+
+  private
+
+  # The CPUs a process (its main thread) may run on, from the kernel.
+  def cpus_allowed(pid) = cpu_list(File.read("/proc/#{pid}/status")[/^Cpus_allowed_list:\s*(\S+)/, 1])
+
+  # The distinct CPU sets of a process's threads.
+  def thread_cpus(pid)
+    Dir["/proc/#{pid}/task/*/status"].filter_map do |status|
+      cpu_list(File.read(status)[/^Cpus_allowed_list:\s*(\S+)/, 1])
+    rescue Errno::ENOENT
+      nil
+    end.uniq
+  end
+
+  # "0-2,5" => [0, 1, 2, 5]
+  def cpu_list(text)
+    text.split(",").flat_map do |part|
+      first, last = part.split("-").map(&:to_i)
+      (first..(last || first)).to_a
+    end
   end
 end

@@ -32,7 +32,7 @@ module Spindle
         Process.setproctitle("spindle worker #{@index} (generation #{@generation})")
         @log.become("worker #{@index}")
         @listeners.each { |listener| listener.tls&.refresh(@log) } # certificates changed since the fork
-        @server = Server.new(@app, @config, @log, listeners: @listeners, multiprocess: true).prepare
+        @server = Server.new(@app, @config, @log, listeners: @listeners, multiprocess: true, slot: @index).prepare
         # The master times the drain delay (Message::LeavePool): a worker's
         # own stop signal drains at once.
         @signals = @server.install_signals(Signals::WORKER, drain_delay: 0)

@@ -150,6 +150,14 @@ module Spindle
                  doc: "Cluster mode: load the app once in the master and fork workers from it, " \
                       "sharing its memory copy-on-write. Off: each worker loads the app itself " \
                       "(so a phased restart picks up new code)."),
+      Option.new(name: :cpu_affinity, default: false, cli: "--[no-]cpu-affinity",
+                 coerce: ->(v) { c.boolean(v) },
+                 doc: "Pin each serving process, with all its threads, to one CPU: worker i to the " \
+                      "i-th CPU the server may use (round the list), a single process to the first. " \
+                      "A process runs Ruby on one core at a time (the GVL); pinned, its threads stop " \
+                      "spreading that over every core. For hybrid with fewer processes than cores " \
+                      "and a database on the same host, whose backends it otherwise delays; it costs " \
+                      "threads at one process about a tenth of its throughput (docs/ENGINES.md). Linux."),
       Option.new(name: :worker_timeout, default: 60.0, cli: "--worker-timeout", arg: "SECONDS",
                  coerce: ->(v) { c.seconds(v, "worker_timeout") },
                  doc: "Kill and replace a worker that has not booted, has not checked in, or " \

@@ -1,0 +1,47 @@
+# frozen_string_literal: true
+
+# CpuAffinity.cpus and .set come from the extension (ext/spindle/cpu_affinity.c),
+# which loads with the parser.
+require_relative "http/parser"
+
+module Spindle
+  # --cpu-affinity: each serving process runs on one CPU, with all its threads.
+  #
+  # A process holds one GVL, so its threads (the threads engine's pool and
+  # reactor, hybrid's loops) run Ruby one at a time: about one core's worth
+  # of work. Unpinned, each handoff of the GVL wakes the next thread wherever
+  # the kernel places it, and that core's worth is spread over every core in
+  # short runs that push aside whatever else runs there. A database on the
+  # same host is what waited: on the blog page under hybrid at one process
+  # on Ruby 3.3, PostgreSQL's backends waited up to 20-60 ms for a core, and
+  # the p99 was 11-28 ms against fibers' 3.3-4.5; pinned, 4.5-4.9 ms
+  # (ENGINES.md, which also says what it costs threads).
+  module CpuAffinity
+    class << self
+      # The CPUs this process may use (taskset's, a cpuset's), read once and
+      # before any pinning: a master reads it before it forks, so a worker
+      # forked from a pinned mold still sees them all. nil off Linux.
+      def allowed = defined?(@allowed) ? @allowed : (@allowed = cpus(0))
+
+      # Pins this process, the threads it has and those it starts later, to
+      # the CPU of slot (a worker's index; 0 alone): the slot-th allowed CPU,
+      # round the list. Returns that CPU, or nil where CPUs cannot be chosen.
+      def pin(slot)
+        return nil unless allowed
+
+        cpu = allowed[slot % allowed.size]
+        Dir.children("/proc/self/task").each { |tid| pin_thread(Integer(tid), cpu) }
+        cpu
+      end
+
+      private
+
+      # A thread that ended since the listing is no longer there to pin.
+      def pin_thread(tid, cpu)
+        set(tid, [cpu])
+      rescue Errno::ESRCH
+        nil
+      end
+    end
+  end
+end

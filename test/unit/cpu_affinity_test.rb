@@ -1,0 +1,66 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "spindle/cpu_affinity"
+
+# Pinning a process to one CPU: every thread, those started before and after.
+# Each case runs in a forked child, so the suite itself stays unpinned.
+class CpuAffinityTest < Minitest::Test
+  CpuAffinity = Spindle::CpuAffinity
+
+  def test_reads_the_cpus_this_thread_may_use
+    cpus = CpuAffinity.cpus(0)
+    listed = File.read("/proc/thread-self/status")[/^Cpus_allowed_list:\s*(\S+)/, 1]
+    assert_equal listed, compact(cpus)
+  end
+
+  def test_pins_every_thread_of_the_process_to_the_slot_s_cpu
+    allowed = CpuAffinity.cpus(0)
+    result = in_child do
+      before = Thread.new { sleep }
+      cpu = CpuAffinity.pin(1)
+      after = Thread.new { sleep }
+      sleep 0.01 until after.status == "sleep"
+      sets = Dir.children("/proc/self/task").map { |tid| CpuAffinity.cpus(Integer(tid)) }.uniq
+      [before, after].each(&:kill)
+      [cpu, sets, CpuAffinity.allowed]
+    end
+    cpu, sets, still_allowed = result
+    assert_equal allowed[1 % allowed.size], cpu
+    assert_equal [[cpu]], sets
+    assert_equal allowed, still_allowed, "the list read before pinning is kept, for a worker forked from this one"
+  end
+
+  def test_slots_go_round_the_allowed_cpus
+    allowed = CpuAffinity.cpus(0)
+    assert_equal allowed.first, in_child { CpuAffinity.pin(allowed.size) }
+  end
+
+  def test_refuses_an_empty_or_impossible_cpu_list
+    assert_raises(ArgumentError) { CpuAffinity.set(0, []) }
+    assert_raises(ArgumentError) { CpuAffinity.set(0, [-1]) }
+  end
+
+  private
+
+  # The block's value, from a forked child.
+  def in_child
+    reader, writer = IO.pipe
+    pid = fork do
+      reader.close
+      Marshal.dump(yield, writer)
+      exit!(0)
+    end
+    writer.close
+    value = Marshal.load(reader)
+    Process.wait(pid)
+    value
+  ensure
+    reader&.close
+  end
+
+  # [0, 1, 2, 5] => "0-2,5"
+  def compact(cpus)
+    cpus.slice_when { |a, b| b != a + 1 }.map { |run| run.size > 1 ? "#{run.first}-#{run.last}" : run.first.to_s }.join(",")
+  end
+end
