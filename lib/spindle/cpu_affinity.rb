@@ -14,8 +14,9 @@ module Spindle
   # short runs that push aside whatever else runs there. A database on the
   # same host is what waited: on the blog page under hybrid at one process
   # on Ruby 3.3, PostgreSQL's backends waited up to 20-60 ms for a core, and
-  # the p99 was 11-28 ms against fibers' 3.3-4.5; pinned, 4.5-4.9 ms
-  # (ENGINES.md, which also says what it costs threads).
+  # the p99 was 11-28 ms against fibers' 3.3-4.5; pinned, 4.5-4.9 ms. On
+  # the Rails page both threaded engines served more pinned (ENGINES.md,
+  # which also says where it cost threads).
   module CpuAffinity
     class << self
       # The CPUs this process may use (taskset's, a cpuset's), read once and

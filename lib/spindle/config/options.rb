@@ -155,9 +155,9 @@ module Spindle
                  doc: "Pin each serving process, with all its threads, to one CPU: worker i to the " \
                       "i-th CPU the server may use (round the list), a single process to the first. " \
                       "A process runs Ruby on one core at a time (the GVL); pinned, its threads stop " \
-                      "spreading that over every core. For hybrid with fewer processes than cores " \
-                      "and a database on the same host, whose backends it otherwise delays; it costs " \
-                      "threads at one process about a tenth of its throughput (docs/ENGINES.md). Linux."),
+                      "spreading that over every core. With fewer processes than cores: for hybrid, " \
+                      "and for threads when requests are CPU-heavy; on light requests it cost threads " \
+                      "at one process a tenth of its throughput (docs/ENGINES.md). Linux."),
       Option.new(name: :worker_timeout, default: 60.0, cli: "--worker-timeout", arg: "SECONDS",
                  coerce: ->(v) { c.seconds(v, "worker_timeout") },
                  doc: "Kill and replace a worker that has not booted, has not checked in, or " \
