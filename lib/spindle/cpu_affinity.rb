@@ -19,9 +19,9 @@ module Spindle
   # which also says where it cost threads).
   module CpuAffinity
     class << self
-      # The CPUs this process may use (taskset's, a cpuset's), read once and
-      # before any pinning: a master reads it before it forks, so a worker
-      # forked from a pinned mold still sees them all. nil off Linux.
+      # The CPUs this process may use (taskset's, a cpuset's), read once,
+      # before the process pins itself: a worker forked from a pinned mold
+      # inherits the list the mold read, not the mold's one CPU. nil off Linux.
       def allowed = defined?(@allowed) ? @allowed : (@allowed = cpus(0))
 
       # Pins this process, the threads it has and those it starts later, to
@@ -33,6 +33,21 @@ module Spindle
         cpu = allowed[slot % allowed.size]
         Dir.children("/proc/self/task").each { |tid| pin_thread(Integer(tid), cpu) }
         cpu
+      end
+
+      # Runs the block with this thread on every allowed CPU again, for a
+      # process it starts (which inherits the starting thread's CPUs); a
+      # process that never pinned itself runs it as it is.
+      def unpinned
+        return yield unless defined?(@allowed) && @allowed
+
+        pinned = cpus(0)
+        set(0, @allowed)
+        begin
+          yield
+        ensure
+          set(0, pinned)
+        end
       end
 
       private

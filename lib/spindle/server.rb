@@ -200,7 +200,7 @@ module Spindle
       cpu = CpuAffinity.pin(@slot)
       return @log.info("spindle: on CPU #{cpu} (--cpu-affinity)") if cpu
 
-      @log.error("--cpu-affinity: this system cannot pin a process to a CPU; running unpinned")
+      @log.error("spindle: --cpu-affinity: this system cannot pin a process to a CPU; running unpinned")
     end
 
     def expire(timeout)

@@ -17,10 +17,12 @@ class CpuAffinityTest < Minitest::Test
   def test_pins_every_thread_of_the_process_to_the_slot_s_cpu
     allowed = CpuAffinity.cpus(0)
     result = in_child do
-      before = Thread.new { sleep }
+      started = Thread::Queue.new
+      before = Thread.new { started << :before; sleep }
+      started.pop
       cpu = CpuAffinity.pin(1)
-      after = Thread.new { sleep }
-      sleep 0.01 until after.status == "sleep"
+      after = Thread.new { started << :after; sleep }
+      started.pop
       sets = Dir.children("/proc/self/task").map { |tid| CpuAffinity.cpus(Integer(tid)) }.uniq
       [before, after].each(&:kill)
       [cpu, sets, CpuAffinity.allowed]
@@ -34,6 +36,26 @@ class CpuAffinityTest < Minitest::Test
   def test_slots_go_round_the_allowed_cpus
     allowed = CpuAffinity.cpus(0)
     assert_equal allowed.first, in_child { CpuAffinity.pin(allowed.size) }
+  end
+
+  # A USR2 successor starts from a pinned process's thread: it must get
+  # every CPU, and choose its own.
+  def test_a_process_started_unpinned_gets_every_allowed_cpu
+    allowed = CpuAffinity.cpus(0)
+    inside, started, after = in_child do
+      CpuAffinity.pin(0)
+      during = CpuAffinity.unpinned do
+        [CpuAffinity.cpus(0), IO.popen(["grep", "Cpus_allowed_list", "/proc/self/status"], &:read)]
+      end
+      [*during, CpuAffinity.cpus(0)]
+    end
+    assert_equal allowed, inside
+    assert_equal compact(allowed), started.split.last
+    assert_equal [allowed.first], after, "pinned again after"
+  end
+
+  def test_a_process_that_never_pinned_itself_just_runs_the_block
+    assert_equal :ran, in_child { CpuAffinity.unpinned { :ran } }
   end
 
   def test_refuses_an_empty_or_impossible_cpu_list

@@ -2,6 +2,7 @@
 
 require "rbconfig"
 require_relative "../listener"
+require_relative "../cpu_affinity"
 
 module Spindle
   module Cluster
@@ -27,7 +28,9 @@ module Spindle
         listeners.each { |l| l.io.close_on_exec = false }
         env = { LISTENERS => listeners.map(&:handover).join(","), PARENT => Process.pid.to_s }
         keep = listeners.to_h { |l| [l.io.fileno, l.io.fileno] }
-        Process.spawn(env, *@command, chdir: @dir, **keep)
+        # Not on this process's CPU (--cpu-affinity): the successor reads its
+        # own configuration, and pins itself if that asks it to.
+        CpuAffinity.unpinned { Process.spawn(env, *@command, chdir: @dir, **keep) }
       end
 
       # The listeners a previous master handed over, or nil.
