@@ -14,10 +14,10 @@ module Bench
 
   # Spindle: one entry per engine. 2-process runs pass -w 2; while bin/spindle
   # rejects the flag (it exits non-zero at start) they are reported unavailable.
-  spindle = lambda do |engine|
+  spindle = lambda do |engine, *flags|
     lambda do |l|
       workers = l.processes > 1 ? ["-w", l.processes.to_s] : []
-      [RbConfig.ruby, "bin/spindle", "--engine", engine, "-t", l.thread_range, *workers,
+      [RbConfig.ruby, "bin/spindle", "--engine", engine, "-t", l.thread_range, *workers, *flags,
        "-b", "tcp://#{l.address}", "-q", *l.scenario.server_args_for(l.spec.name), l.rackup]
     end
   end
@@ -34,6 +34,17 @@ module Bench
                                command: spindle.call(engine), version: -> { Versions.spindle },
                                notes: ("one thread; ignores -t" unless threaded),
                                ready_timeout: 120 # the first start may compile the C extension
+  end
+
+  # The threaded engines again with --cpu-affinity (off by default; see
+  # docs/ENGINES.md). Explicit: only `--servers spindle-threads+cpu-affinity`
+  # (the exact name) runs one, so default runs and spindle-* stay as they were.
+  %w[threads hybrid].each do |engine|
+    model, threaded = engines.fetch(engine)
+    s.add "spindle-#{engine}+cpu-affinity", family: :spindle, runtime: :spindle, model: model, threaded: threaded,
+                                            command: spindle.call(engine, "--cpu-affinity"), version: -> { Versions.spindle },
+                                            notes: "--cpu-affinity: each process and its threads on one CPU",
+                                            explicit: true, ready_timeout: 120
   end
 
   # SPINDLE_BASELINE=REV (Bench::Baseline): each engine again, as committed

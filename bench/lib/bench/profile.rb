@@ -52,7 +52,7 @@ module Bench
         return record unless Profile.armed?
 
         split = profile(connections)
-        Log.info(format("profile   %-17s c=%-4d %6d samples  server code %5.1f %%  app code %5.1f %%  GC %5.1f %%  other %5.1f %%",
+        Log.info(format("profile   %-28s c=%-4d %6d samples  server code %5.1f %%  app code %5.1f %%  GC %5.1f %%  other %5.1f %%",
                         @server.launch.spec.name, connections, split[:samples],
                         *%i[server app gc other].map { |k| 100.0 * split[k] / [split[:samples], 1].max }))
         record.merge(profile: split)

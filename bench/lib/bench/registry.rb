@@ -24,12 +24,13 @@ module Bench
     def names = @specs.keys
     def fetch(name) = @specs.fetch(name) { raise UnknownServer, "unknown server #{name}" }
 
-    # patterns: names or globs ("spindle-*"); nil means every server.
+    # patterns: names or globs ("spindle-*"); nil means every server but the
+    # explicit ones (ServerSpec#explicit).
     def select_names(patterns)
-      return to_a if patterns.nil?
+      return reject(&:explicit) if patterns.nil?
 
       picked = patterns.flat_map do |pattern|
-        found = @specs.values.select { |s| File.fnmatch(pattern, s.name) }
+        found = @specs.values.select { |s| s.picked_by?(pattern) }
         raise UnknownServer, "no server matches #{pattern} (known: #{names.join(', ')})" if found.empty?
 
         found

@@ -16,11 +16,16 @@ module Bench
   # unavailable a reason when the server cannot run at all here.
   # root        -> { path }: the Spindle checkout a :spindle runtime runs
   #             from, when not this one (Bench::Baseline).
+  # explicit    true: picked only by its exact name, never by a glob, so
+  #             that a variant (a non-default flag) runs only when asked for.
   ServerSpec = Struct.new(:name, :family, :runtime, :model, :threaded, :command, :version,
-                          :ready_timeout, :unavailable, :notes, :root, keyword_init: true) do
-    def initialize(ready_timeout: 30, threaded: false, unavailable: nil, notes: nil, root: nil, **rest)
+                          :ready_timeout, :unavailable, :notes, :root, :explicit, keyword_init: true) do
+    def initialize(ready_timeout: 30, threaded: false, unavailable: nil, notes: nil, root: nil, explicit: false, **rest)
       super
     end
+
+    # Whether a --servers pattern (a name or a glob) picks this server.
+    def picked_by?(pattern) = explicit ? pattern == name : File.fnmatch(pattern, name)
 
     def spindle? = family == :spindle
     def ceiling? = family == :ceiling
