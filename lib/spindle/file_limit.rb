@@ -27,7 +27,7 @@ module Spindle
     end
 
     # Raises the limit; says on log when it still cannot hold connections
-    # (the cap per process, or per fiber loop for hybrid, times loops).
+    # (the engine's cap per process).
     def ensure_room(connections, log)
       limit = raise_to_hard
       return unless limit && limit < connections + HEADROOM

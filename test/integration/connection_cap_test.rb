@@ -8,7 +8,8 @@ require_relative "../support/spindle_process"
 class ConnectionCapTest < SpindleIntegrationTest
   CAP = 20
   NORMAL = 5
-  # hybrid caps each loop: one loop makes the cap the process's.
+  # hybrid with one loop: the cap is that loop's, so which connection is the
+  # oldest is one loop's order (test_hybrid_loops_share_the_cap has two).
   ENGINES = { "blocking" => [], "threads" => [], "fibers" => [], "hybrid" => ["-t", "1:1"] }.freeze
 
   ENGINES.each do |engine, extra|
@@ -29,6 +30,15 @@ class ConnectionCapTest < SpindleIntegrationTest
       NORMAL.times { |i| assert_equal 200, normal_request(app, i).status }
       assert(silent.any? { |connection| closed_by_server?(connection) })
     end
+  end
+
+  # Two loops hold CAP between them, not CAP each: at CAP idle clients, new
+  # ones make room. (When each loop had the whole cap, none was closed.)
+  def test_hybrid_loops_share_the_cap
+    app = cap_server("hybrid", ["-t", "2:2"])
+    idle = Array.new(CAP) { |i| served_keep_alive(app, i) }
+    NORMAL.times { |i| assert_equal 200, normal_request(app, i).status }
+    assert(idle.any? { |connection| closed_by_server?(connection) }, "no idle connection was closed\n#{app.output}")
   end
 
   private

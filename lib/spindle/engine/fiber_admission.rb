@@ -10,7 +10,7 @@ module Spindle
     # What a FiberLoop's acceptor asks before it takes a connection: a hybrid
     # loop ahead of the others lets them go first (LoopShare); it waits
     # while the process's output budget is spent (slow readers hold enough),
-    # and at the loop's connection cap it names the connections idle the
+    # and at the loop's connection cap (its LoopShare#cap under hybrid) it names the connections idle the
     # longest, to be closed once the new one is accepted (Eviction). While
     # the loop is at the cap with none idle, it waits, looking again every
     # FULL_RECHECK, and new clients wait in the kernel's backlog.
@@ -25,7 +25,7 @@ module Spindle
         @own = 0 # clients this loop took
         @others_stalled_at = nil # the others' count when they took none while this loop waited
         @handler = handler
-        @max = config.max_connections
+        @max = share ? share.cap(connections, config.max_connections) : config.max_connections
         @budget = OutputBudget.for(config, log)
       end
 

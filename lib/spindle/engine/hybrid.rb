@@ -51,8 +51,10 @@ module Spindle
 
       def self.multithread? = true
       def self.threads? = true # --threads MAX is the number of loops
-      # max_connections caps each loop.
-      def self.connection_capacity(config) = config.max_connections * config.max_threads
+      # max_connections caps the process: each loop holds its LoopShare#cap.
+      # (It used to cap each loop, so 5 loops could hold 20,480 connections
+      # and a hard open-file limit of 20,000 logged an error at every start.)
+      def self.connection_capacity(config) = config.max_connections
 
       def initialize(listeners:, handler:, config:, log:)
         share = LoopShare.new(config.max_threads) if config.max_threads > 1

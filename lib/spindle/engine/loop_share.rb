@@ -40,6 +40,15 @@ module Spindle
         self
       end
 
+      # A loop's share of the process's connection cap (--max-connections):
+      # the cap split evenly, the first loops taking one more where it does
+      # not divide, and at least one each. The loops' shares add up to the
+      # cap, so a process holds what the flag says, as under every engine.
+      def cap(table, max)
+        index = @tables.index { |other| other.equal?(table) } or raise ArgumentError, "not a joined loop"
+        [(max / @loops) + (index < max % @loops ? 1 : 0), 1].max
+      end
+
       # More than SLACK connections above some other loop's.
       def ahead?(table)
         most = table.size - SLACK
