@@ -30,12 +30,14 @@ module Spindle
       end
 
       # Waits (yielding) until one more connection may be accepted; returns
-      # the connections to close (#admitted) once it is.
-      def wait
+      # the connections to close (#admitted) once it is. pending: clients
+      # already accepted whose fibers have not started (FiberLoop#start),
+      # which count towards the cap though not yet in the table.
+      def wait(pending = 0)
         defer_to_other_loops if @share
         loop do
           @budget.wait_for_room
-          return Eviction::NONE if @connections.size < @max
+          return Eviction::NONE if @connections.size + pending < @max
 
           victims = Eviction.pick(@connections.each_key, &:waiting_for_client?)
           return victims unless victims.empty?

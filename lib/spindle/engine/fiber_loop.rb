@@ -63,6 +63,7 @@ module Spindle
         @connections = {}.compare_by_identity # Connection => its Async::Task
         @share = share&.join(@connections)
         @accept_burst = config.workers <= 1 ? [ACCEPT_BURST / (share&.loops || 1), 1].max : 1
+        @starting = 0 # accepted, their fibers queued (#start)
         @wake_r, @wake_w = IO.pipe
       end
 
@@ -92,12 +93,35 @@ module Spindle
         loop do
           listener.io.wait_readable
           @accept_burst.times do
-            victims = admission.wait
+            victims = admission.wait(@starting)
             socket = accept(listener) or break
             admission.admitted(victims)
-            @root.async { |task| serve(socket, listener, task) }
+            start(socket, listener)
           end
         end
+      end
+
+      # Queues the connection's fiber to start at the loop's next turn, and
+      # the acceptor goes on at once. Started from the acceptor (Task#async
+      # runs the new fiber first), each start sent the acceptor to the back
+      # of the loop's ready queue until the next turn: a busy loop accepted
+      # one client per turn, and when 256 clients reconnected together the
+      # last waited ~250 ms in the backlog (hello at c=256: a p99 of
+      # 40-130 ms; see PERFORMANCE.md). Queued connections count towards the
+      # cap (@starting) until their fibers start.
+      def start(socket, listener)
+        @starting += 1
+        Fiber.scheduler.push(Fiber.new { start_now(socket, listener) })
+      end
+
+      # In the queued fiber, which ends once the connection's own has started.
+      # An error here would reach the loop itself: it is logged instead.
+      def start_now(socket, listener)
+        @starting -= 1
+        @root.async { |task| serve(socket, listener, task) }
+      rescue StandardError => e
+        @log.exception(e, "connection not started")
+        socket.close
       end
 
       # Out of file descriptors: pause accepting for a moment (the sleep yields);
