@@ -122,6 +122,7 @@ module Spindle
       rescue StandardError => e
         @log.exception(e, "connection not started")
         socket.close
+        @connection_ended.signal # a drain may be waiting for it
       end
 
       # Out of file descriptors: pause accepting for a moment (the sleep yields);
@@ -167,11 +168,12 @@ module Spindle
       # Stop accepting, have the sweeper close connections idle between
       # requests, and let the requests in flight finish (the server bounds how
       # long). A connection is in @connections from its task's first step (no
-      # wait comes before), so none can be missed.
+      # wait comes before), and counted in @starting while queued before it
+      # (#start), so none can be missed.
       def drain(acceptors, sweeper)
         acceptors.each(&:stop)
         sweeper.drain!
-        @connection_ended.wait until @connections.empty?
+        @connection_ended.wait until @connections.empty? && @starting.zero?
       end
     end
   end
