@@ -10,10 +10,11 @@ module Spindle
     # What a FiberLoop's acceptor asks before it takes a connection: a hybrid
     # loop ahead of the others lets them go first (LoopShare); it waits
     # while the process's output budget is spent (slow readers hold enough),
-    # and at the loop's connection cap (its LoopShare#cap under hybrid) it names the connections idle the
-    # longest, to be closed once the new one is accepted (Eviction). While
-    # the loop is at the cap with none idle, it waits, looking again every
-    # FULL_RECHECK, and new clients wait in the kernel's backlog.
+    # and at the loop's connection cap (its LoopShare#cap under hybrid) it
+    # names the connections idle the longest, to be closed once the new one
+    # is accepted (Eviction). While the loop is at the cap with none idle,
+    # it waits, looking again every FULL_RECHECK, and new clients wait in the
+    # kernel's backlog.
     class FiberAdmission
       FULL_RECHECK = 0.25
 
