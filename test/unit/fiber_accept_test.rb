@@ -8,6 +8,7 @@ require "spindle/log"
 require "spindle/listener"
 require "spindle/handler"
 require "spindle/engine/fibers"
+require_relative "../support/http_client"
 require_relative "../support/waiting"
 
 # A busy fiber loop takes a burst of new clients in one turn, not one per
@@ -67,7 +68,7 @@ class FiberAcceptTest < Minitest::Test
     handler = Spindle::Handler.new(APP, @config, @log, multithread: false)
     @engine = Spindle::Engine::Fibers.new(listeners: [@listener], handler: handler, config: @config, log: @log)
     @runner = Thread.new { @engine.run }
-    connect.tap { |client| client.write("GET / HTTP/1.1\r\nHost: test\r\n\r\n") && response_body(client) }.close
+    connect.tap { |client| client.write(HttpClient.request("GET", "/")).read_response }.close
   end
 
   # The burst connects from a child process: in this one, the engine's
@@ -76,8 +77,8 @@ class FiberAcceptTest < Minitest::Test
     reader, writer = IO.pipe
     pid = fork do
       reader.close
-      clients = Array.new(BURST) { connect.tap { |client| client.write("GET /new HTTP/1.1\r\nHost: test\r\n\r\n") } }
-      writer.write(clients.map { |client| response_body(client) }.join(","))
+      clients = Array.new(BURST) { connect.write(HttpClient.request("GET", "/new")) }
+      writer.write(clients.map { |client| client.read_response.body }.join(","))
       exit!(0)
     end
     writer.close
@@ -87,27 +88,9 @@ class FiberAcceptTest < Minitest::Test
     Process.wait(pid) if pid
   end
 
-  def connect = TCPSocket.new("127.0.0.1", Integer(@listener.server_port))
+  def connect = HttpClient.connect("127.0.0.1", Integer(@listener.server_port))
 
   # Sends PIPELINED requests at once; their responses are never read (the
   # kernel's buffers hold them).
-  def pipeline(client)
-    client.write("GET /busy HTTP/1.1\r\nHost: test\r\n\r\n" * PIPELINED)
-    client
-  end
-
-  def response_body(client)
-    raw = +""
-    until (body = body_of(raw))
-      flunk "no response within 10 s" unless client.wait_readable(10)
-      raw << client.readpartial(4096)
-    end
-    body
-  end
-
-  def body_of(raw)
-    head, body = raw.split("\r\n\r\n", 2)
-    length = head.to_s[/content-length: (\d+)/i, 1]
-    body if length && body && body.bytesize >= Integer(length)
-  end
+  def pipeline(client) = client.write(HttpClient.request("GET", "/busy") * PIPELINED)
 end

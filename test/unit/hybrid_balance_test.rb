@@ -8,6 +8,7 @@ require "spindle/log"
 require "spindle/listener"
 require "spindle/handler"
 require "spindle/engine/hybrid"
+require_relative "../support/http_client"
 require_relative "../support/waiting"
 
 # hybrid's loops share the listeners, and the loop holding the GVL when a
@@ -38,7 +39,7 @@ class HybridBalanceTest < Minitest::Test
 
   def test_a_burst_is_spread_over_the_loops
     start_engine
-    @clients = Array.new(CLIENTS) { TCPSocket.new("127.0.0.1", Integer(@listener.server_port)) }
+    @clients = Array.new(CLIENTS) { HttpClient.connect("127.0.0.1", Integer(@listener.server_port)) }
     served_by = @clients.map { |client| loop_of(client) }
     counts = served_by.tally.values.sort
     assert_equal LOOPS, counts.size, "every loop takes some clients: #{counts}"
@@ -63,19 +64,5 @@ class HybridBalanceTest < Minitest::Test
   end
 
   # The loop thread that answered one keep-alive request on client.
-  def loop_of(client)
-    client.write("GET / HTTP/1.1\r\nHost: test\r\n\r\n")
-    raw = +""
-    until (body = body_of(raw))
-      flunk "no response within 5 s" unless client.wait_readable(5)
-      raw << client.readpartial(4096)
-    end
-    body
-  end
-
-  def body_of(raw)
-    head, body = raw.split("\r\n\r\n", 2)
-    length = head.to_s[/content-length: (\d+)/i, 1]
-    body if length && body && body.bytesize >= Integer(length)
-  end
+  def loop_of(client) = client.write(HttpClient.request("GET", "/")).read_response.body
 end
