@@ -156,7 +156,7 @@ module Spindle
           # This fiber writes what a slow reader has not taken yet (Outbox#finish).
           return conn.close unless conn.outbox.finish && outcome == :keep_alive
 
-          turns = conn.buffered? ? turns + 1 : 0 # not buffered: read_next waits, and yields
+          turns = conn.buffered? ? turns + 1 : 0 # not buffered: read_next yields first
           if turns == TURNS
             Fiber.scheduler.yield
             turns = 0
