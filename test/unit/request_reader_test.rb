@@ -59,7 +59,8 @@ class RequestReaderTest < Minitest::Test
     Sync do |task|
       serve_first_request
       writer = task.async do
-        Fiber.scheduler.yield until @conn.waiting_for_client?
+        deadline = now + 5 # bounded: a reader that never waits fails the assertions below
+        Fiber.scheduler.yield until @conn.waiting_for_client? || now > deadline
         @client.write(REQUEST)
       end
 
@@ -70,6 +71,8 @@ class RequestReaderTest < Minitest::Test
   end
 
   private
+
+  def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
 
   def serve_first_request
     @client.write(REQUEST)
