@@ -8,6 +8,7 @@ module Spindle
     # the wait is an ordinary IO#wait_readable, so under a Fiber::Scheduler it
     # yields (the fiber engines), and it has no timeout of its own: the fiber
     # engines' DeadlineSweeper ends a wait past the connection's deadline.
+    # #read_next is the fiber engines' alone: it yields to their scheduler.
     # #poll never waits (the blocking engine and the reactor, which wait in a
     # selector instead).
     class RequestReader
