@@ -47,6 +47,17 @@ module Bench
                                             explicit: true, ready_timeout: 120
   end
 
+  # The threaded engines and Puma again on Ruby 3.3's M:N threads
+  # (RUBY_MN_THREADS=1, experimental in 3.3; Ruby 3.1 ignores it). Explicit,
+  # like the entries above. They stalled `threads` (docs/ENGINES.md).
+  mn = ->(command) { ->(l) { ["env", "RUBY_MN_THREADS=1", *command.call(l)] } }
+  %w[threads hybrid].each do |engine|
+    model, threaded = engines.fetch(engine)
+    s.add "spindle-#{engine}+mn", family: :spindle, runtime: :spindle, model: model, threaded: threaded,
+                                  command: mn.call(spindle.call(engine)), version: -> { Versions.spindle },
+                                  notes: "RUBY_MN_THREADS=1: Ruby 3.3's M:N threads", explicit: true, ready_timeout: 120
+  end
+
   # SPINDLE_BASELINE=REV (Bench::Baseline): each engine again, as committed
   # at REV. A peer in the reports, so "x Spindle best" compares against it.
   if (rev = Baseline.rev)
@@ -64,6 +75,9 @@ module Bench
   }
   s.add "puma", family: :peer, runtime: :peers, model: "reactor + thread pool", threaded: true,
                 version: -> { Versions.gem("puma") }, command: puma
+  s.add "puma+mn", family: :peer, runtime: :peers, model: "reactor + thread pool", threaded: true,
+                   version: -> { Versions.gem("puma") }, command: mn.call(puma),
+                   notes: "RUBY_MN_THREADS=1: Ruby 3.3's M:N threads", explicit: true
   # Puma on the allocator Spindle picks by default when it is installed, so
   # that a ratio against Puma can be read without the allocator's share.
   s.add "puma-jemalloc", family: :peer, runtime: :peers, model: "reactor + thread pool", threaded: true,

@@ -7,6 +7,7 @@ require_relative "signals"
 require_relative "single_restart"
 require_relative "file_limit"
 require_relative "rails_check"
+require_relative "mn_threads_check"
 require_relative "metrics/single_process"
 require_relative "pid_file"
 require_relative "process_stats"
@@ -64,6 +65,7 @@ module Spindle
     def prepare
       FileLimit.ensure_room(engine_class.connection_capacity(@config), @log)
       RailsCheck.warn_about_isolation(@config.engine, @log)
+      MnThreadsCheck.warn_if_risky(@config.engine, @log)
       pin_to_cpu if @config.cpu_affinity # before the engine starts its threads
       @handler = Handler.new(@app, @config, @log, multithread: engine_class.multithread?,
                                                   multiprocess: @multiprocess)
