@@ -7,20 +7,12 @@ module Spindle
   # the pool waiting for work) while the process spun at more than a core and
   # answered nothing, for good. The cluster cannot tell: no request is in
   # flight, so no worker timeout fires. The other engines served through the
-  # same load (docs/ENGINES.md). This check says so at boot, with what to do.
+  # same load (docs/ENGINES.md). This check says so at boot (Server#warn_at_boot), with
+  # what to do.
   module MnThreadsCheck
     ENGINES = %w[threads].freeze
 
     module_function
-
-    # Logs the warning once per process when it applies.
-    def warn_if_risky(engine, log)
-      message = warning(engine)
-      return unless message && !@warned
-
-      @warned = true
-      log.error(message)
-    end
 
     # The warning for engine on the Ruby described, or nil: another engine,
     # or M:N threads off (a Ruby running them says "+MN" in its description).

@@ -7,21 +7,12 @@ module Spindle
   # database connection (their queries queue behind each other) and
   # per-request state such as CurrentAttributes leaks between requests, which
   # surfaces as NoMethodErrors deep inside ActiveRecord. Nothing in Rails says
-  # so; this check says it at boot, with the line to add.
+  # so; this check says it at boot (Server#warn_at_boot), with the line to add.
   module RailsCheck
     FIBER_ENGINES = %w[fibers hybrid].freeze
     FIX = "config.active_support.isolation_level = :fiber"
 
     module_function
-
-    # Logs the warning once per process when the app needs it.
-    def warn_about_isolation(engine, log)
-      message = isolation_warning(engine)
-      return unless message && !@warned
-
-      @warned = true
-      log.error(message)
-    end
 
     # The warning for this engine and the loaded app, or nil when all is well
     # (another engine, no Rails, or the level already :fiber).

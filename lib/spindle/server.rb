@@ -25,6 +25,10 @@ module Spindle
   # (SingleRestart). In
   # cluster mode a Worker drives the same object with Signals::WORKER.
   class Server
+    class << self
+      attr_accessor :warned_at_boot # see #warn_at_boot
+    end
+
     attr_reader :listeners, :handler
 
     # restartable: bin/spindle recorded its command line, so USR2 can rerun it.
@@ -64,8 +68,7 @@ module Spindle
     # so this is where the open-file limit is raised.
     def prepare
       FileLimit.ensure_room(engine_class.connection_capacity(@config), @log)
-      RailsCheck.warn_about_isolation(@config.engine, @log)
-      MnThreadsCheck.warn_if_risky(@config.engine, @log)
+      warn_at_boot
       pin_to_cpu if @config.cpu_affinity # before the engine starts its threads
       @handler = Handler.new(@app, @config, @log, multithread: engine_class.multithread?,
                                                   multiprocess: @multiprocess)
@@ -197,6 +200,16 @@ module Spindle
     end
 
     def engine_class = @engine_class ||= Engine.fetch(@config.engine)
+
+    # What the app or the Ruby may do wrong under this engine, logged once per
+    # process (a worker forked from a mold that logged it does not repeat it).
+    def warn_at_boot
+      messages = [RailsCheck.isolation_warning(@config.engine), MnThreadsCheck.warning(@config.engine)].compact
+      return if messages.empty? || Server.warned_at_boot
+
+      Server.warned_at_boot = true
+      messages.each { |message| @log.error(message) }
+    end
 
     def pin_to_cpu
       cpu = CpuAffinity.pin(@slot)
