@@ -37,14 +37,17 @@ module Bench
   end
 
   # The threaded engines again with --cpu-affinity (off by default; see
-  # docs/ENGINES.md). Explicit: only `--servers spindle-threads+cpu-affinity`
-  # (the exact name) runs one, so default runs and spindle-* stay as they were.
-  %w[threads hybrid].each do |engine|
-    model, threaded = engines.fetch(engine)
-    s.add "spindle-#{engine}+cpu-affinity", family: :spindle, runtime: :spindle, model: model, threaded: threaded,
-                                            command: spindle.call(engine, "--cpu-affinity"), version: -> { Versions.spindle },
-                                            notes: "--cpu-affinity: each process and its threads on one CPU",
-                                            explicit: true, ready_timeout: 120
+  # docs/ENGINES.md), in each mode: +cpu-affinity pins the whole process,
+  # +cpu-affinity-app the threads that run the app. Explicit: only the exact
+  # name in --servers runs one, so default runs and spindle-* stay as they were.
+  { "" => ["--cpu-affinity", "each process and its threads on one CPU"],
+    "-app" => ["--cpu-affinity=app", "the threads that run the app on one CPU per process"] }.each do |suffix, (flag, what)|
+    %w[threads hybrid].each do |engine|
+      model, threaded = engines.fetch(engine)
+      s.add "spindle-#{engine}+cpu-affinity#{suffix}", family: :spindle, runtime: :spindle, model: model, threaded: threaded,
+                                                       command: spindle.call(engine, flag), version: -> { Versions.spindle },
+                                                       notes: "#{flag}: #{what}", explicit: true, ready_timeout: 120
+    end
   end
 
   # The threaded engines and Puma again on Ruby 3.3's M:N threads

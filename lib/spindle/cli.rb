@@ -122,7 +122,7 @@ module Spindle
 
     def define(opts, option, values)
       flags = option.flag
-      flags = [flags.first, "#{flags.last} #{option.arg}"] if option.arg
+      flags = [flags.first, option.spelled(flags.last)] if option.arg
       opts.on(*flags, option.description) do |raw|
         if option.name == :binds
           (values[:binds] ||= []) << raw

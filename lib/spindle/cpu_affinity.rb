@@ -5,7 +5,8 @@
 require_relative "http/parser"
 
 module Spindle
-  # --cpu-affinity: each serving process runs on one CPU, with all its threads.
+  # --cpu-affinity: each serving process runs on one CPU, with all its
+  # threads (#pin), or with only those that run the app (#pin_app).
   #
   # A process holds one GVL, so its threads (the threads engine's pool and
   # reactor, hybrid's loops) run Ruby one at a time: about one core's worth
@@ -33,6 +34,38 @@ module Spindle
         cpu = allowed[slot % allowed.size]
         Dir.children("/proc/self/task").each { |tid| pin_thread(Integer(tid), cpu) }
         cpu
+      end
+
+      # --cpu-affinity=app: chooses the CPU of slot, as #pin does, for the
+      # threads that run the app, each of which pins itself as it starts
+      # (#app_thread); the others, this one among them, stay on every
+      # allowed CPU. Returns that CPU, or nil where CPUs cannot be chosen.
+      #
+      # Why not the whole process: under the threads engine the reactor
+      # then shared the pool's CPU, and the database had the other to
+      # itself. On the blog page (light requests) that cost a tenth of the
+      # throughput; with only the pool pinned, the reactor and PostgreSQL
+      # ran beside it, and the Rails page kept the gain (ENGINES.md).
+      def pin_app(slot)
+        return nil unless allowed
+
+        set(0, allowed) # a worker forked by a pinned thread of its mold
+        @app_cpu = allowed[slot % allowed.size]
+      end
+
+      # Runs a thread that runs the app (the block: its whole life) on the
+      # CPU #pin_app chose, if it was called in this process; otherwise as it
+      # is. Threads it starts inherit the CPU. Unpinned again at the end:
+      # Ruby hands an ended thread's native thread to the next Thread.new.
+      def app_thread
+        return yield unless defined?(@app_cpu) && @app_cpu
+
+        set(0, [@app_cpu])
+        begin
+          yield
+        ensure
+          set(0, allowed)
+        end
       end
 
       # Runs the block with this thread on every allowed CPU again, for a

@@ -212,10 +212,11 @@ module Spindle
     end
 
     def pin_to_cpu
-      cpu = CpuAffinity.pin(@slot)
-      return @log.info("spindle: on CPU #{cpu} (--cpu-affinity)") if cpu
+      mode = @config.cpu_affinity
+      cpu = mode == "app" ? CpuAffinity.pin_app(@slot) : CpuAffinity.pin(@slot)
+      return @log.info("spindle: #{mode == 'app' ? 'app threads' : 'process'} on CPU #{cpu} (--cpu-affinity=#{mode})") if cpu
 
-      @log.error("spindle: --cpu-affinity: this system cannot pin a process to a CPU; running unpinned")
+      @log.error("spindle: --cpu-affinity: this system cannot pin a thread to a CPU; running unpinned")
     end
 
     def expire(timeout)

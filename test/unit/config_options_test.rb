@@ -36,6 +36,21 @@ class ConfigOptionsTest < Minitest::Test
   end
 
   # Item 19: ports are 16 bits; 0 asks the kernel for a free one.
+  # A bare --cpu-affinity is what it meant before it took a mode; a mode
+  # only ever follows an "=", so the config.ru after a bare flag stays the app.
+  def test_cpu_affinity_modes
+    parse = ->(*args) { Spindle::CLI.new.parse(args) }
+    assert_equal "process", parse.call("--cpu-affinity", "config.ru")[:cpu_affinity]
+    assert_equal "app", parse.call("--cpu-affinity=app")[:cpu_affinity]
+    assert_equal "process", parse.call("--cpu-affinity=process")[:cpu_affinity]
+    assert_equal false, parse.call("--no-cpu-affinity")[:cpu_affinity]
+    error = assert_raises(Config::Error) { parse.call("--cpu-affinity=pool") }
+    assert_equal 'cpu_affinity must be process, app or off, got "pool"', error.message
+    assert_equal "process", Spindle::RackHandler.build_config(CpuAffinity: true).cpu_affinity
+    assert_equal "app", Spindle::RackHandler.build_config(CpuAffinity: "app").cpu_affinity
+    assert_equal false, Config.build({}).cpu_affinity
+  end
+
   def test_port_range
     assert_equal 0, Spindle::CLI.new.parse(["-p", "0"])[:port]
     assert_equal 65_535, Spindle::CLI.new.parse(["-p", "65535"])[:port]

@@ -33,6 +33,28 @@ class CpuAffinityTest < Minitest::Test
     assert_equal allowed, still_allowed, "the list read before pinning is kept, for a worker forked from this one"
   end
 
+  # --cpu-affinity=app: only a thread that runs the app pins itself, for
+  # as long as it runs it; the thread that chose the CPU (the reactor's,
+  # under threads) stays on all.
+  def test_app_threads_pin_themselves_and_no_other
+    allowed = CpuAffinity.cpus(0)
+    cpu, app, chooser, other = in_child do
+      chosen = CpuAffinity.pin_app(1)
+      app = Thread.new { CpuAffinity.app_thread { CpuAffinity.cpus(0) } }.value
+      other = Thread.new { CpuAffinity.cpus(0) }.value # may run on the app thread's native thread
+      [chosen, app, CpuAffinity.cpus(0), other]
+    end
+    assert_equal allowed[1 % allowed.size], cpu
+    assert_equal [cpu], app
+    assert_equal allowed, chooser
+    assert_equal allowed, other
+  end
+
+  def test_an_app_thread_is_left_alone_when_no_cpu_was_chosen
+    allowed = CpuAffinity.cpus(0)
+    assert_equal allowed, in_child { Thread.new { CpuAffinity.app_thread { CpuAffinity.cpus(0) } }.value }
+  end
+
   def test_slots_go_round_the_allowed_cpus
     allowed = CpuAffinity.cpus(0)
     assert_equal allowed.first, in_child { CpuAffinity.pin(allowed.size) }

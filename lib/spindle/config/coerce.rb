@@ -91,6 +91,16 @@ module Spindle
         [true, "true", "yes", "1", "on"].include?(raw)
       end
 
+      # --cpu-affinity's modes. A bare flag (true) and the words boolean
+      # takes as on mean "process", what the flag meant before it took a mode.
+      def cpu_affinity(raw)
+        return false if [false, nil, "false", "no", "0", "off"].include?(raw)
+        return "process" if raw == true || %w[true yes 1 on process].include?(raw.to_s)
+        return "app" if raw.to_s == "app"
+
+        raise Error, "cpu_affinity must be process, app or off, got #{raw.inspect}"
+      end
+
       # "1000" or "1000,5000": request counts, one per generation.
       def count_list(raw, what)
         return nil if raw.nil?

@@ -29,7 +29,7 @@ module Spindle
 
       def table
         rows = OPTIONS.map do |o|
-          flag = o.cli ? "`#{o.cli}#{o.arg ? " #{o.arg}" : ''}`" : "—"
+          flag = o.cli ? "`#{o.spelled(o.cli)}`" : "—"
           "| `#{o.name}` | #{flag} | #{default_text(o)} | #{o.description} |"
         end
         ["| option | flag | default | what it does |", "|---|---|---|---|", *rows, ""].join("\n")
@@ -98,7 +98,7 @@ module Spindle
 
       def rackup
         rows = RackupOptions.offered.map do |o|
-          "`-O #{RackupOptions.name_of(o)}#{o.arg ? "=#{o.arg}" : ''}`"
+          "`-O #{o.spelled(RackupOptions.name_of(o), '=')}`"
         end
         left = RackupOptions::LEFT_TO_RACKUP.map { |name, where| "`#{name}` is #{where}" }
         <<~MD

@@ -30,6 +30,17 @@ module Spindle
       def flag
         cli&.split(",")&.map(&:strip)
       end
+
+      # name with the argument the option takes: "--workers N", or
+      # "--[no-]cpu-affinity[=MODE]" for an optional one (written "[=MODE]",
+      # which only ever takes its value after an "=", so a bare flag never
+      # swallows the config.ru after it). sep goes between a name and a
+      # required argument: " " on the command line, "=" in a rackup -O.
+      def spelled(name, sep = " ")
+        return name unless arg
+
+        arg.start_with?("[") ? "#{name}#{arg}" : "#{name}#{sep}#{arg}"
+      end
     end
   end
 end

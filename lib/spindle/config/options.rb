@@ -150,14 +150,16 @@ module Spindle
                  doc: "Cluster mode: load the app once in the master and fork workers from it, " \
                       "sharing its memory copy-on-write. Off: each worker loads the app itself " \
                       "(so a phased restart picks up new code)."),
-      Option.new(name: :cpu_affinity, default: false, cli: "--[no-]cpu-affinity",
-                 coerce: ->(v) { c.boolean(v) },
-                 doc: "Pin each serving process, with all its threads, to one CPU: worker i to the " \
-                      "i-th CPU the server may use (round the list), a single process to the first. " \
-                      "A process runs Ruby on one core at a time (the GVL); pinned, its threads stop " \
-                      "spreading that over every core. With fewer processes than cores: for hybrid, " \
-                      "and for threads when requests are CPU-heavy; on light requests it cost threads " \
-                      "at one process a tenth of its throughput (docs/ENGINES.md). Linux."),
+      Option.new(name: :cpu_affinity, default: false, cli: "--[no-]cpu-affinity", arg: "[=MODE]",
+                 coerce: ->(v) { c.cpu_affinity(v) },
+                 doc: "Pin each serving process to one CPU: worker i to the i-th CPU the server may use " \
+                      "(round the list), a single process to the first. A process runs Ruby on one core " \
+                      "at a time (the GVL); pinned, its threads stop spreading that over every core. " \
+                      "MODE process (a bare flag): every thread of the process. MODE app: only the threads " \
+                      "that run the app (the threads engine's pool, hybrid's loops, the serving thread), " \
+                      "so the reactor and the database run beside them; the better one for threads " \
+                      "(docs/ENGINES.md). Off by default: pinned processes of several servers started " \
+                      "alike would share one CPU. Linux."),
       Option.new(name: :worker_timeout, default: 60.0, cli: "--worker-timeout", arg: "SECONDS",
                  coerce: ->(v) { c.seconds(v, "worker_timeout") },
                  doc: "Kill and replace a worker that has not booted, has not checked in, or " \

@@ -38,8 +38,7 @@ module Spindle
       # rackup prints these under "Server-specific options" in `rackup -s spindle -h`.
       def help
         offered.to_h do |option|
-          key = option.arg ? "#{name_of(option)}=#{option.arg}" : name_of(option)
-          [key, option.description]
+          [option.spelled(name_of(option), "="), option.description]
         end
       end
 

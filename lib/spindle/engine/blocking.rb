@@ -4,6 +4,7 @@ require_relative "selector_loop"
 require_relative "request_reader"
 require_relative "deadlines"
 require_relative "output_budget"
+require_relative "../cpu_affinity"
 
 module Spindle
   module Engine
@@ -50,7 +51,7 @@ module Spindle
                                                    tick: TICK, accept_burst: config.workers <= 1 ? ACCEPT_BURST : 1, share: nil)
       end
 
-      def run = @loop.run
+      def run = CpuAffinity.app_thread { @loop.run } # --cpu-affinity=app: this thread runs the app
 
       def stop
         @stopping = true

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "fiber_loop"
+require_relative "../cpu_affinity"
 
 module Spindle
   module Engine
@@ -14,7 +15,7 @@ module Spindle
         @loop = FiberLoop.new(listeners: listeners, handler: handler, config: config, log: log)
       end
 
-      def run = @loop.run
+      def run = CpuAffinity.app_thread { @loop.run } # --cpu-affinity=app: this thread runs the app
       def stop = @loop.stop
       def backlog = 0 # a request runs in its connection's fiber at once
     end

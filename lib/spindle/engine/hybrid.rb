@@ -3,6 +3,7 @@
 require_relative "fiber_loop"
 require_relative "turns"
 require_relative "loop_share"
+require_relative "../cpu_affinity"
 
 module Spindle
   module Engine
@@ -65,7 +66,12 @@ module Spindle
       end
 
       def run
-        threads = @loops.map { |fiber_loop| Thread.new { fiber_loop.run } }
+        threads = @loops.map do |fiber_loop|
+          Thread.new do
+            Thread.current.name = "spindle loop"
+            CpuAffinity.app_thread { fiber_loop.run } # --cpu-affinity=app
+          end
+        end
         threads.each(&:join)
       end
 

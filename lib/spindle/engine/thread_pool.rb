@@ -7,14 +7,18 @@ module Spindle
     # idle_timeout. The block runs in a pool thread for each item pushed,
     # and gets that thread's own object too (nil without a context), made
     # by context.call when the thread starts: state that needs no lock.
+    # wrap, when given, is called with each thread's whole life as its block
+    # (CpuAffinity.app_thread); name names the threads (ps -T, top -H).
     class ThreadPool
-      def initialize(min:, max:, idle_timeout: 30, on_free: nil, context: nil, &work)
+      def initialize(min:, max:, idle_timeout: 30, on_free: nil, context: nil, wrap: nil, name: nil, &work)
         @min = min
         @max = max
         @idle_timeout = idle_timeout
         @work = work
         @context = context
         @on_free = on_free
+        @wrap = wrap
+        @name = name
         @queue = []
         @mutex = Thread::Mutex.new
         @ready = Thread::ConditionVariable.new
@@ -60,7 +64,10 @@ module Spindle
       private
 
       def spawn
-        @threads << Thread.new { work_loop }
+        @threads << Thread.new do
+          Thread.current.name = @name if @name
+          @wrap ? @wrap.call { work_loop } : work_loop
+        end
       end
 
       def work_loop

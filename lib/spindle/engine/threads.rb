@@ -8,6 +8,7 @@ require_relative "turns"
 require_relative "request_reader"
 require_relative "deadlines"
 require_relative "output_budget"
+require_relative "../cpu_affinity"
 
 module Spindle
   module Engine
@@ -52,6 +53,7 @@ module Spindle
         @mailbox = Mailbox.new(selection)
         slice = Turns.slice(config.max_threads) # the other pool threads and the reactor
         @pool = ThreadPool.new(min: config.min_threads, max: config.max_threads, on_free: @mailbox.method(:thread_freed),
+                               wrap: CpuAffinity.method(:app_thread), name: "spindle pool",
                                context: -> { Turns.for_pool(slice) }) { |conn, turns| work(conn, turns) }
         reactor = Reactor.new(selection, RequestReader.new(handler, config, deadlines), deadlines, @pool, @mailbox,
                               alone: config.workers <= 1)
