@@ -28,6 +28,10 @@ require_relative "../lib/bench/real_app_report"
     env: -> { Bench::AppDb.env.call.merge(Bench::Profile.env) },
     report: Bench::RealAppReport,
     trial: Bench::Profile::Trial,
+    # Each worker compiles its own YJIT code and fills its own caches: after
+    # 2 s of warm-up at 2 processes on Ruby 3.3, every server's p99 was
+    # 200-700 ms (a worker still cold); after 10 s, 21-60 ms.
+    warmup: 10,
     # Rails boots in seconds and the first start seeds the database (~10 s).
     quick: { servers: %w[spindle-threads puma], processes: [1], budget_s: 120 }
   )

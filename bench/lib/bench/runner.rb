@@ -18,6 +18,7 @@ module Bench
   class Runner
     def initialize(scenario, settings)
       @scenario = scenario
+      settings = settings.with(warmup: scenario.warmup) if scenario.warmup && !settings.quick && !settings.given?(:warmup)
       @settings = settings.deadline ? settings : settings.with(deadline: QuickShape.run_deadline(settings))
       @specs = SERVERS.select_names(settings.servers || scenario.servers).select { |s| scenario.supports?(s) }
       @unavailable = {}  # [name, processes] => reason

@@ -14,7 +14,7 @@ module Bench
   # `#measure(connections) -> Hash` like Bench::WrkTrial.
   class Scenario < Struct.new(:name, :title, :description, :app, :path, :connections, :processes, :expect_body,
                               :nginx, :servers, :trial, :goal, :env, :report, :threads, :custom, :server_args, :quick, :gemfile,
-                              keyword_init: true)
+                              :warmup, keyword_init: true)
     @all = {}
 
     class << self
@@ -53,6 +53,8 @@ module Bench
     # scenario instead of --threads (e.g. hybrid's fiber-loop threads).
     # gemfile: a bundle every Ruby server runs this scenario's app under
     # (Spindle and peers alike), for an app with gems of its own (Rails).
+    # warmup: seconds of warm-up after each start when --warmup is not given
+    # (a full run; default the run's, 2 s), for an app slow to get warm.
     # quick: the scenario's shape under --quick (see Bench::QuickShape):
     # { servers:, connections:, processes:, rounds:, budget_s: }, each key
     # optional and used only where the user did not pass the flag.
