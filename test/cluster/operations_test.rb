@@ -2,6 +2,7 @@
 
 require "open3"
 require_relative "../support/cluster_helpers"
+require_relative "../support/thread_cpus"
 
 # The operator's side: spindlectl, the allocator, memory-limit recycling.
 class OperationsTest < SpindleIntegrationTest
@@ -54,7 +55,7 @@ class OperationsTest < SpindleIntegrationTest
   # Each worker, with every thread it runs, on the CPU of its index, round
   # the CPUs the server may use; a replacement on its predecessor's.
   def test_cpu_affinity_pins_each_worker_and_its_threads
-    allowed = cpus_allowed(Process.pid)
+    allowed = ThreadCpus.of_process(Process.pid)
     start_cluster("--cpu-affinity", "--engine", "threads", "-t", "3:3", APP, workers: 3)
     wait_until("3 workers serving") { serving_workers.size == 3 }
     pinned = -> { serving_workers.to_h { |w| [w["index"], thread_cpus(w["pid"])] } }
@@ -83,23 +84,6 @@ class OperationsTest < SpindleIntegrationTest
 
   private
 
-  # The CPUs a process (its main thread) may run on, from the kernel.
-  def cpus_allowed(pid) = cpu_list(File.read("/proc/#{pid}/status")[/^Cpus_allowed_list:\s*(\S+)/, 1])
-
   # The distinct CPU sets of a process's threads.
-  def thread_cpus(pid)
-    Dir["/proc/#{pid}/task/*/status"].filter_map do |status|
-      cpu_list(File.read(status)[/^Cpus_allowed_list:\s*(\S+)/, 1])
-    rescue Errno::ENOENT
-      nil
-    end.uniq
-  end
-
-  # "0-2,5" => [0, 1, 2, 5]
-  def cpu_list(text)
-    text.split(",").flat_map do |part|
-      first, last = part.split("-").map(&:to_i)
-      (first..(last || first)).to_a
-    end
-  end
+  def thread_cpus(pid) = ThreadCpus.of_threads(pid).map(&:last).uniq
 end

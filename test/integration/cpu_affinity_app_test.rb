@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "../support/spindle_process"
+require_relative "../support/thread_cpus"
 
 # --cpu-affinity=app through bin/spindle: the threads that run the app (by
 # their names: ps -T shows them) on the first CPU the server may use, and
@@ -8,7 +9,7 @@ require_relative "../support/spindle_process"
 class CpuAffinityAppTest < SpindleIntegrationTest
   def setup
     skip "CPU affinity is Linux's" unless File.exist?("/proc/self/task")
-    @allowed = cpu_list(File.read("/proc/self/status")[/^Cpus_allowed_list:\s*(\S+)/, 1])
+    @allowed = ThreadCpus.of_process(Process.pid)
     skip "one CPU: pinned and unpinned look alike" if @allowed.size < 2
   end
 
@@ -27,30 +28,10 @@ class CpuAffinityAppTest < SpindleIntegrationTest
     cpu = @allowed.first
     assert_match(/app threads on CPU #{cpu} \(--cpu-affinity=app\)/, process.output)
     assert_equal 200, roundtrip(request("GET", "/", [["Connection", "close"]]), process).status
-    wait_until("#{count} threads named #{name.inspect} on CPU #{cpu}") do
-      threads = thread_cpus(process.pid)
-      threads.count { |(thread, _)| thread == name } == count && threads.select { |(thread, _)| thread == name }.map(&:last).uniq == [[cpu]]
+    wait_until("#{count} threads named #{name.inspect}, all on CPU #{cpu}") do
+      named = ThreadCpus.of_threads(process.pid).select { |(thread, _)| thread == name }
+      named.size == count && named.map(&:last).uniq == [[cpu]]
     end
-    assert_equal @allowed, cpu_list(status(process.pid)[/^Cpus_allowed_list:\s*(\S+)/, 1]), "the main thread stays on every CPU"
-  end
-
-  # [name, CPUs it may run on] for each thread of pid, from the kernel.
-  def thread_cpus(pid)
-    Dir["/proc/#{pid}/task/*/status"].filter_map do |path|
-      text = File.read(path)
-      [text[/^Name:\s*(.*)$/, 1], cpu_list(text[/^Cpus_allowed_list:\s*(\S+)/, 1])]
-    rescue Errno::ENOENT
-      nil # the thread ended since the listing
-    end
-  end
-
-  def status(pid) = File.read("/proc/#{pid}/status")
-
-  # "0-2,5" => [0, 1, 2, 5]
-  def cpu_list(text)
-    text.split(",").flat_map do |part|
-      first, last = part.split("-").map(&:to_i)
-      (first..(last || first)).to_a
-    end
+    assert_equal @allowed, ThreadCpus.of_process(process.pid), "the main thread stays on every CPU"
   end
 end
