@@ -157,8 +157,8 @@ module Spindle
                       "at a time (the GVL); pinned, its threads stop spreading that over every core. " \
                       "MODE process (a bare flag): every thread of the process. MODE app: only the threads " \
                       "that run the app (the threads engine's pool, hybrid's loops, the serving thread), " \
-                      "so the reactor and the database run beside them; the better one for threads " \
-                      "(docs/ENGINES.md). Off by default: pinned processes of several servers started " \
+                      "so the reactor and the database run beside them: with fewer processes than cores, " \
+                      "the one for threads and hybrid (docs/ENGINES.md). Off by default: pinned processes of several servers started " \
                       "alike would share one CPU. Linux."),
       Option.new(name: :worker_timeout, default: 60.0, cli: "--worker-timeout", arg: "SECONDS",
                  coerce: ->(v) { c.seconds(v, "worker_timeout") },
