@@ -42,10 +42,10 @@ module Spindle
       # allowed CPU. Returns that CPU, or nil where CPUs cannot be chosen.
       #
       # Why not the whole process: under the threads engine the reactor
-      # then shared the pool's CPU, and the database had the other to
-      # itself. On the blog page (light requests) that cost a tenth of the
-      # throughput; with only the pool pinned, the reactor and PostgreSQL
-      # ran beside it, and the Rails page kept the gain (ENGINES.md).
+      # then shares the pool's CPU. On the blog page (light requests) that
+      # cost a tenth of the throughput one day; with only the pool pinned,
+      # the reactor and PostgreSQL ran beside it, the tail stayed short,
+      # and the Rails page kept the gain (ENGINES.md).
       def pin_app(slot)
         return nil unless allowed
 

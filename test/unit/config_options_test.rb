@@ -35,7 +35,6 @@ class ConfigOptionsTest < Minitest::Test
     assert_equal "fibers", Spindle::CLI.new.parse(["--engine", "fibers"])[:engine]
   end
 
-  # Item 19: ports are 16 bits; 0 asks the kernel for a free one.
   # A bare --cpu-affinity is what it meant before it took a mode; a mode
   # only ever follows an "=", so the config.ru after a bare flag stays the app.
   def test_cpu_affinity_modes
@@ -51,6 +50,7 @@ class ConfigOptionsTest < Minitest::Test
     assert_equal false, Config.build({}).cpu_affinity
   end
 
+  # Item 19: ports are 16 bits; 0 asks the kernel for a free one.
   def test_port_range
     assert_equal 0, Spindle::CLI.new.parse(["-p", "0"])[:port]
     assert_equal 65_535, Spindle::CLI.new.parse(["-p", "65535"])[:port]

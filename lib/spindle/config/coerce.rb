@@ -91,12 +91,12 @@ module Spindle
         [true, "true", "yes", "1", "on"].include?(raw)
       end
 
-      # --cpu-affinity's modes. A bare flag (true) and the words boolean
+      # --cpu-affinity's modes. A bare flag (true) and the words #boolean
       # takes as on mean "process", what the flag meant before it took a mode.
       def cpu_affinity(raw)
-        return false if [false, nil, "false", "no", "0", "off"].include?(raw)
-        return "process" if raw == true || %w[true yes 1 on process].include?(raw.to_s)
+        return "process" if boolean(raw) || raw.to_s == "process"
         return "app" if raw.to_s == "app"
+        return false if [false, nil, "false", "no", "0", "off"].include?(raw)
 
         raise Error, "cpu_affinity must be process, app or off, got #{raw.inspect}"
       end

@@ -158,8 +158,8 @@ module Spindle
                       "MODE process (a bare flag): every thread of the process. MODE app: only the threads " \
                       "that run the app (the threads engine's pool, hybrid's loops, the serving thread), " \
                       "so the reactor and the database run beside them: with fewer processes than cores, " \
-                      "the one for threads and hybrid (docs/ENGINES.md). Off by default: pinned processes of several servers started " \
-                      "alike would share one CPU. Linux."),
+                      "the one for threads and hybrid (docs/ENGINES.md). Off by default: pinned processes " \
+                      "of several servers started alike would share one CPU. Linux."),
       Option.new(name: :worker_timeout, default: 60.0, cli: "--worker-timeout", arg: "SECONDS",
                  coerce: ->(v) { c.seconds(v, "worker_timeout") },
                  doc: "Kill and replace a worker that has not booted, has not checked in, or " \
