@@ -32,39 +32,68 @@ module Spindle
         return nil unless allowed
 
         cpu = allowed[slot % allowed.size]
-        Dir.children("/proc/self/task").each { |tid| pin_thread(Integer(tid), cpu) }
+        Dir.children("/proc/self/task").each { |tid| pin_thread(Integer(tid), [cpu]) }
         cpu
       end
 
       # --cpu-affinity=app: chooses the CPU of slot, as #pin does, for the
       # threads that run the app, each of which pins itself as it starts
       # (#app_thread); the others, this one among them, stay on every
-      # allowed CPU. Returns that CPU, or nil where CPUs cannot be chosen.
+      # allowed CPU. base shifts slot 0 to another CPU (#base, for auto).
+      # Returns that CPU, or nil where CPUs cannot be chosen.
       #
       # Why not the whole process: under the threads engine the reactor
       # then shares the pool's CPU. On the blog page (light requests) that
       # cost a tenth of the throughput one day; with only the pool pinned,
       # the reactor and PostgreSQL ran beside it, the tail stayed short,
       # and the Rails page kept the gain (ENGINES.md).
-      def pin_app(slot)
+      def pin_app(slot, base: 0)
         return nil unless allowed
 
         set(0, allowed) # a worker forked by a pinned thread of its mold
-        @app_cpu = allowed[slot % allowed.size]
+        @app_lock = Thread::Mutex.new
+        @app_tids = [] # a mold's, inherited by this worker, name no thread here
+        @app_cpu = allowed[(base + slot) % allowed.size]
       end
+
+      # --cpu-affinity=auto: a random index into #allowed for this server's
+      # slot 0, drawn once (in the master, before it forks), so that servers
+      # started alike on one host, containers with small pids among them,
+      # do not all start on the first CPU.
+      def base = @base ||= allowed ? rand(allowed.size) : 0
 
       # Runs a thread that runs the app (the block: its whole life) on the
       # CPU #pin_app chose, if it was called in this process; otherwise as it
       # is. Threads it starts inherit the CPU. Unpinned again at the end:
       # Ruby hands an ended thread's native thread to the next Thread.new.
       def app_thread
-        return yield unless defined?(@app_cpu) && @app_cpu
+        return yield unless defined?(@app_lock)
 
-        set(0, [@app_cpu])
+        tid = Thread.current.native_thread_id
+        @app_lock.synchronize do
+          set(0, [@app_cpu]) if @app_cpu
+          @app_tids << tid
+        end
         begin
           yield
         ensure
+          @app_lock.synchronize { @app_tids.delete(tid) }
           set(0, allowed)
+        end
+      end
+
+      # The CPU the app's threads are on now; nil once #move_app unpinned them.
+      def app_cpu = defined?(@app_cpu) ? @app_cpu : nil
+
+      # The native ids of the threads running the app now (#app_thread).
+      def app_tids = defined?(@app_lock) ? @app_lock.synchronize { @app_tids.dup } : []
+
+      # Moves the app's threads, running and to come, to cpu; nil: to every
+      # allowed CPU, for good (AffinityWatch, when their CPU is taken).
+      def move_app(cpu)
+        @app_lock.synchronize do
+          @app_cpu = cpu
+          @app_tids.each { |tid| pin_thread(tid, cpu ? [cpu] : allowed) }
         end
       end
 
@@ -86,8 +115,8 @@ module Spindle
       private
 
       # A thread that ended since the listing is no longer there to pin.
-      def pin_thread(tid, cpu)
-        set(tid, [cpu])
+      def pin_thread(tid, cpus)
+        set(tid, cpus)
       rescue Errno::ESRCH
         nil
       end

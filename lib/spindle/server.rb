@@ -12,6 +12,7 @@ require_relative "metrics/single_process"
 require_relative "pid_file"
 require_relative "process_stats"
 require_relative "cpu_affinity"
+require_relative "affinity_watch"
 require_relative "systemd/notifier"
 require_relative "systemd/watchdog"
 require_relative "systemd/activation"
@@ -213,10 +214,24 @@ module Spindle
 
     def pin_to_cpu
       mode = @config.cpu_affinity
+      return pin_app_watched if mode == "auto"
+
       cpu = mode == "app" ? CpuAffinity.pin_app(@slot) : CpuAffinity.pin(@slot)
       return @log.info("spindle: #{mode == 'app' ? 'app threads' : 'process'} on CPU #{cpu} (--cpu-affinity=#{mode})") if cpu
 
       @log.error("spindle: --cpu-affinity: this system cannot pin a thread to a CPU; running unpinned")
+    end
+
+    # --cpu-affinity=auto: =app, where it pays (ENGINES.md): an engine whose
+    # app threads hand the GVL to each other, fewer serving processes than
+    # CPUs. Watched, since others may want that CPU.
+    def pin_app_watched
+      processes = [@config.workers, 1].max
+      return unless engine_class.multithread? && (CpuAffinity.allowed&.size || 0) > processes
+
+      cpu = CpuAffinity.pin_app(@slot, base: CpuAffinity.base)
+      @log.info("spindle: app threads on CPU #{cpu} (--cpu-affinity=auto; they leave it if other processes want it)")
+      AffinityWatch.new(@log).start
     end
 
     def expire(timeout)

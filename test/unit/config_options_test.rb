@@ -42,12 +42,14 @@ class ConfigOptionsTest < Minitest::Test
     assert_equal "process", parse.call("--cpu-affinity", "config.ru")[:cpu_affinity]
     assert_equal "app", parse.call("--cpu-affinity=app")[:cpu_affinity]
     assert_equal "process", parse.call("--cpu-affinity=process")[:cpu_affinity]
+    assert_equal "auto", parse.call("--cpu-affinity=auto")[:cpu_affinity]
     assert_equal false, parse.call("--no-cpu-affinity")[:cpu_affinity]
     error = assert_raises(Config::Error) { parse.call("--cpu-affinity=pool") }
-    assert_equal 'cpu_affinity must be process, app or off, got "pool"', error.message
+    assert_equal 'cpu_affinity must be auto, process, app or off, got "pool"', error.message
     assert_equal "process", Spindle::RackHandler.build_config(CpuAffinity: true).cpu_affinity
     assert_equal "app", Spindle::RackHandler.build_config(CpuAffinity: "app").cpu_affinity
-    assert_equal false, Config.build({}).cpu_affinity
+    assert_equal "auto", Config.build({}).cpu_affinity
+    assert_equal false, Spindle::RackHandler.build_config(CpuAffinity: "off").cpu_affinity
   end
 
   # Item 19: ports are 16 bits; 0 asks the kernel for a free one.

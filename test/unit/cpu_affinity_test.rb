@@ -50,6 +50,39 @@ class CpuAffinityTest < Minitest::Test
     assert_equal allowed, other
   end
 
+  # --cpu-affinity=auto's watch moves the app's threads while they run,
+  # and unpins them; a thread started after a move goes where they went.
+  def test_moves_running_app_threads_then_unpins_them
+    allowed = CpuAffinity.cpus(0)
+    first, moved, later, unpinned = in_child do
+      CpuAffinity.pin_app(0)
+      go = Thread::Queue.new
+      app = Thread.new { CpuAffinity.app_thread { go.pop } }
+      Thread.pass until CpuAffinity.app_tids.size == 1
+      tid = CpuAffinity.app_tids.first
+      seen = [CpuAffinity.cpus(tid)]
+      CpuAffinity.move_app(allowed.last)
+      seen << CpuAffinity.cpus(tid)
+      seen << Thread.new { CpuAffinity.app_thread { CpuAffinity.cpus(0) } }.value
+      CpuAffinity.move_app(nil)
+      seen << CpuAffinity.cpus(tid)
+      go << :done
+      app.join
+      seen
+    end
+    assert_equal [allowed.first], first
+    assert_equal [allowed.last], moved
+    assert_equal [allowed.last], later
+    assert_equal allowed, unpinned
+  end
+
+  def test_base_is_one_of_the_allowed_cpus_and_drawn_once
+    size = CpuAffinity.cpus(0).size
+    draws = in_child { [CpuAffinity.base, CpuAffinity.base] }
+    assert_equal 1, draws.uniq.size
+    assert_includes 0...size, draws.first
+  end
+
   def test_an_app_thread_is_left_alone_when_no_cpu_was_chosen
     allowed = CpuAffinity.cpus(0)
     assert_equal allowed, in_child { Thread.new { CpuAffinity.app_thread { CpuAffinity.cpus(0) } }.value }

@@ -86,6 +86,7 @@ module Spindle
         @notes = Systemd::ClusterNotes.from_env(@log)
         claim_pid_file
         @app ||= AppLoader.load(@rackup) if @config.preload
+        CpuAffinity.base # --cpu-affinity=auto: drawn here, so each worker takes the next CPU from it
         @server = Server.new(@app, @config, @log, listeners: inherited || [])
         @server.bind unless inherited
         # A new master leaves the control socket to the old one until it takes

@@ -95,10 +95,10 @@ module Spindle
       # takes as on mean "process", what the flag meant before it took a mode.
       def cpu_affinity(raw)
         return "process" if boolean(raw) || raw.to_s == "process"
-        return "app" if raw.to_s == "app"
+        return raw.to_s if %w[app auto].include?(raw.to_s)
         return false if [false, nil, "false", "no", "0", "off"].include?(raw)
 
-        raise Error, "cpu_affinity must be process, app or off, got #{raw.inspect}"
+        raise Error, "cpu_affinity must be auto, process, app or off, got #{raw.inspect}"
       end
 
       # "1000" or "1000,5000": request counts, one per generation.

@@ -150,16 +150,18 @@ module Spindle
                  doc: "Cluster mode: load the app once in the master and fork workers from it, " \
                       "sharing its memory copy-on-write. Off: each worker loads the app itself " \
                       "(so a phased restart picks up new code)."),
-      Option.new(name: :cpu_affinity, default: false, cli: "--[no-]cpu-affinity", arg: "[=MODE]",
+      Option.new(name: :cpu_affinity, default: "auto", cli: "--[no-]cpu-affinity", arg: "[=MODE]",
                  coerce: ->(v) { c.cpu_affinity(v) },
-                 doc: "Pin each serving process to one CPU: worker i to the i-th CPU the server may use " \
-                      "(round the list), a single process to the first. A process runs Ruby on one core " \
-                      "at a time (the GVL); pinned, its threads stop spreading that over every core. " \
-                      "MODE process (a bare flag): every thread of the process. MODE app: only the threads " \
-                      "that run the app (the threads engine's pool, hybrid's loops, the serving thread), " \
-                      "so the reactor and the database run beside them: with fewer processes than cores, " \
-                      "the one for threads and hybrid (docs/ENGINES.md). Off by default: pinned processes " \
-                      "of several servers started alike would share one CPU. Linux."),
+                 doc: "Pin threads to a CPU. A process runs Ruby on one core at a time (the GVL); " \
+                      "unpinned, each handoff of it between threads may land on another core, with cold " \
+                      "caches. MODE auto (the default): with the threads or hybrid engine and fewer " \
+                      "processes than CPUs, as app, on a CPU drawn at random for worker 0, and while " \
+                      "other processes use a quarter of that CPU or more the app threads move once to a " \
+                      "free one, then unpin for good; otherwise unpinned. MODE app: the threads that run " \
+                      "the app (the threads engine's pool, hybrid's loops, the serving thread) on worker " \
+                      "i's CPU, the i-th the server may use (round the list), so the reactor and the " \
+                      "database run beside them, never moved. MODE process (a bare flag): every thread " \
+                      "of the process, never moved. --no-cpu-affinity: never pin (docs/ENGINES.md). Linux."),
       Option.new(name: :worker_timeout, default: 60.0, cli: "--worker-timeout", arg: "SECONDS",
                  coerce: ->(v) { c.seconds(v, "worker_timeout") },
                  doc: "Kill and replace a worker that has not booted, has not checked in, or " \
