@@ -68,6 +68,9 @@ module Spindle
       Thread.new do
         Thread.current.name = "spindle affinity"
         watch
+      rescue StandardError => e # unwatched, the app's threads must not stay pinned
+        CpuAffinity.move_app(nil)
+        @log.error("spindle: --cpu-affinity=auto: #{e.class}: #{e.message}; app threads unpinned")
       end
     end
 

@@ -71,14 +71,14 @@ module Spindle
 
         tid = Thread.current.native_thread_id
         @app_lock.synchronize do
-          set(0, [@app_cpu]) if @app_cpu
+          settle(0, [@app_cpu]) if @app_cpu
           @app_tids << tid
         end
         begin
           yield
         ensure
           @app_lock.synchronize { @app_tids.delete(tid) }
-          set(0, allowed)
+          settle(0, allowed)
         end
       end
 
@@ -93,7 +93,7 @@ module Spindle
       def move_app(cpu)
         @app_lock.synchronize do
           @app_cpu = cpu
-          @app_tids.each { |tid| pin_thread(tid, cpu ? [cpu] : allowed) }
+          @app_tids.each { |tid| settle(tid, cpu ? [cpu] : allowed) }
         end
       end
 
@@ -118,6 +118,14 @@ module Spindle
       def pin_thread(tid, cpus)
         set(tid, cpus)
       rescue Errno::ESRCH
+        nil
+      end
+
+      # Pins an app thread, or leaves it where it is: a cpuset changed under
+      # the process (EINVAL) must not end a thread that serves requests.
+      def settle(tid, cpus)
+        set(tid, cpus)
+      rescue SystemCallError
         nil
       end
     end

@@ -76,6 +76,20 @@ class CpuAffinityTest < Minitest::Test
     assert_equal allowed, unpinned
   end
 
+  # A CPU the process may no longer use (its cpuset shrank): the app's
+  # threads go on, where they were.
+  def test_an_app_thread_outlives_a_cpu_it_cannot_have
+    allowed = CpuAffinity.cpus(0)
+    gone = allowed.max + 1
+    value, cpus = in_child do
+      CpuAffinity.pin_app(0)
+      CpuAffinity.move_app(gone)
+      Thread.new { CpuAffinity.app_thread { [:served, CpuAffinity.cpus(0)] } }.value
+    end
+    assert_equal :served, value
+    assert_equal allowed, cpus
+  end
+
   def test_base_is_one_of_the_allowed_cpus_and_drawn_once
     size = CpuAffinity.cpus(0).size
     draws = in_child { [CpuAffinity.base, CpuAffinity.base] }
