@@ -77,19 +77,33 @@ module Spindle
     private
 
     def watch
-      before = Reading.now
       taken = 0
       while (cpu = CpuAffinity.app_cpu)
-        sleep(@interval * (1 + (rand / 2))) # two servers alike do not act in step
-        now = Reading.now
-        share = now.others_since(before, cpu)
+        share, = look_at(cpu, @interval * (1 + (rand / 2))) # servers alike do not look in step
         taken = share >= TAKEN ? taken + 1 : 0
-        if taken >= LOOKS
-          act(cpu, share, now.busy_since(before))
-          taken = 0
-        end
-        before = now
+        next if taken < LOOKS
+
+        taken = 0
+        confirm(cpu)
       end
+    end
+
+    # A server alike on the same CPU may have seen the same and moved
+    # first, leaving this CPU free or the other taken: one more look, begun
+    # at a random moment, decides, on where the others are now.
+    def confirm(cpu)
+      sleep(@interval * rand / 2)
+      share, busy = look_at(cpu, @interval / 2)
+      act(cpu, share, busy) if share >= TAKEN
+    end
+
+    # [fraction of cpu other processes used, {cpu => fraction used}] over
+    # the next seconds.
+    def look_at(cpu, seconds)
+      before = Reading.now
+      sleep(seconds)
+      now = Reading.now
+      [now.others_since(before, cpu), now.busy_since(before)]
     end
 
     def act(cpu, share, busy)
