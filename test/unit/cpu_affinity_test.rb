@@ -56,9 +56,10 @@ class CpuAffinityTest < Minitest::Test
     allowed = CpuAffinity.cpus(0)
     first, moved, later, unpinned = in_child do
       CpuAffinity.pin_app(0)
+      started = Thread::Queue.new
       go = Thread::Queue.new
-      app = Thread.new { CpuAffinity.app_thread { go.pop } }
-      Thread.pass until CpuAffinity.app_tids.size == 1
+      app = Thread.new { CpuAffinity.app_thread { started << :running; go.pop } }
+      started.pop
       tid = CpuAffinity.app_tids.first
       seen = [CpuAffinity.cpus(tid)]
       CpuAffinity.move_app(allowed.last)
