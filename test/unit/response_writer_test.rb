@@ -29,12 +29,15 @@ class ResponseWriterTest < Minitest::Test
     assert_equal 1, header(served, "date").size
   end
 
+  # The date's value is masked: the two responses may straddle a second.
+  def without_date(served) = served.headers.map { |name, value| [name, name == "date" ? :date : value] }
+
   # (Frozen, so not an app's: Rack::Lint requires an unfrozen Hash.)
   def test_rendered_headers_go_out_as_the_same_hash_would
     fields = { "content-type" => "text/css", "content-length" => "2", "etag" => %("1-2") }
     plain = serve(->(_) { [200, fields, ["ab"]] }, GET)
     rendered = serve(->(_) { [200, Spindle::HTTP::HeaderLines::Rendered.new(fields), ["ab"]] }, GET, lint: false)
-    assert_equal plain.headers, rendered.headers
+    assert_equal without_date(plain), without_date(rendered)
     assert_equal ["ab", :keep_alive], [rendered.body, rendered.outcome]
     assert_raises(ArgumentError) { Spindle::HTTP::HeaderLines::Rendered.new("connection" => "close") }
     assert_raises(ArgumentError) { Spindle::HTTP::HeaderLines::Rendered.new("x" => "a\rb") }
