@@ -32,6 +32,7 @@ require_relative "../lib/bench/real_app_report"
     # 2 s of warm-up at 2 processes on Ruby 3.3, every server's p99 was
     # 200-700 ms (a worker still cold); after 10 s, 21-60 ms.
     warmup: 10,
+    warm_pools: true, # Rails opens its pool's connections as requests need them
     # Rails boots in seconds and the first start seeds the database (~10 s).
     quick: { servers: %w[spindle-threads puma], processes: [1], budget_s: 120 }
   )

@@ -37,4 +37,14 @@ class WrkRecordTest < Minitest::Test
                            headers: ["Connection: close"])
     assert_equal ["-H", "Connection: close", "--latency"], argv[argv.index("-H"), 3]
   end
+  # A warm_pools scenario warms up at more connections with several processes
+  # (each process's database pool opens lazily); any other, at the run's own.
+  def test_the_warm_up_fills_every_process_s_pool_where_the_scenario_asks
+    counts = [true, false].product([1, 2]).to_h do |pools, processes|
+      scenario = Bench::Scenario.new(name: "t", app: "hello.ru", warm_pools: pools)
+      server = Struct.new(:launch).new(Bench::Launch.new(processes: processes))
+      [[pools, processes], Bench::WrkTrial.new(server: server, settings: nil, scenario: scenario).warm_up_connections(16)]
+    end
+    assert_equal({ [true, 1] => 16, [true, 2] => 48, [false, 1] => 16, [false, 2] => 16 }, counts)
+  end
 end

@@ -14,7 +14,7 @@ module Bench
   # `#measure(connections) -> Hash` like Bench::WrkTrial.
   class Scenario < Struct.new(:name, :title, :description, :app, :path, :connections, :processes, :expect_body,
                               :nginx, :servers, :trial, :goal, :env, :report, :threads, :custom, :server_args, :quick, :gemfile,
-                              :warmup, keyword_init: true)
+                              :warmup, :warm_pools, keyword_init: true)
     @all = {}
 
     class << self
@@ -55,6 +55,10 @@ module Bench
     # (Spindle and peers alike), for an app with gems of its own (Rails).
     # warmup: seconds of warm-up after each start when --warmup is not given
     # (a full run; default the run's, 2 s), for an app slow to get warm.
+    # warm_pools: the app opens a database connection per request in flight
+    # in its process, lazily (Rails 7.1+), so with several processes the
+    # warm-up runs at more connections (WrkTrial#warm_up_connections) and
+    # every process's pool is open before the rounds measure.
     # quick: the scenario's shape under --quick (see Bench::QuickShape):
     # { servers:, connections:, processes:, rounds:, budget_s: }, each key
     # optional and used only where the user did not pass the flag.

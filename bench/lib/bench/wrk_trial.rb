@@ -18,7 +18,22 @@ module Bench
       @scenario = scenario
     end
 
-    def warm_up(connections) = wrk(connections.max, @settings.warmup).run
+    def warm_up(connections) = wrk(warm_up_connections(connections.max), @settings.warmup).run
+
+    # Rails opens a pooled database connection only when a request in flight
+    # needs one, and wrk's connections split unevenly over the processes
+    # (at c=16 over 2 workers: 8/8 in the warm-up, 10/6 in the next run). A
+    # process that got more than it had warmed for opened its extra
+    # connections inside the measured run: 0.4-1.2 s each under hybrid on
+    # Ruby 3.3, the requests behind them 1.2-2.4 s, and with wrk's
+    # correction for coordinated omission a p99 of 400-670 ms. So with
+    # several processes a warm_pools scenario warms up at 1.5x the run's
+    # highest count for each process (48 at c=16 over 2), enough that each
+    # is likely to have had that many requests in flight at once.
+    def warm_up_connections(max)
+      processes = @server.launch.processes
+      @scenario.warm_pools && processes > 1 ? (max * processes * 1.5).ceil : max
+    end
 
     def measure(connections) = record(wrk(connections, @settings.duration).run, connections)
 
