@@ -25,7 +25,6 @@ Bench::Scenario.define(
   env: -> { Bench::AppDb.env.call.merge(Bench::Profile.env) },
   report: Bench::RealAppReport,
   trial: Bench::Profile::Trial,
-  warm_pools: true, # examples/postgres/db.rb's pool connects as requests need it
   # The first start seeds the database through Rails (~10 s).
   quick: { servers: %w[spindle-fibers puma], processes: [1], budget_s: 90 }
 )
