@@ -36,6 +36,9 @@ module Bench
         own ? Array(own.sections(@summary)) : []
       end
 
+      WARM_POOLS = " (with several processes at 1.5 × processes × the highest connection count, so that every " \
+                   "worker has opened its database connections before the rounds: bench/README.md)"
+
       def run_table
         s = @record[:settings]
         lg = @record[:load_generator]
@@ -43,7 +46,8 @@ module Bench
         Parts.run_table(@record, [
           ["Load generator", "#{lg[:tool]}, **#{lg[:threads]} thread**, #{lg[:note]}"],
           ["Figures", "median of #{s[:rounds]} rounds of #{s[:duration_s]} s each, after a #{s[:warmup_s]} s warm-up " \
-                      "per start; servers interleaved within each round; keep-alive; RACK_ENV=#{s[:rack_env]}"],
+                      "per start#{WARM_POOLS if s[:warm_pools]}; servers interleaved within each round; keep-alive; " \
+                      "RACK_ENV=#{s[:rack_env]}"],
           ["Threads", "#{s[:threads_per_process]} per process for #{threaded}; the others have no thread setting"],
           ["Connections", s[:connections].join(", ")], ["Processes", s[:processes].join(", ")]
         ])
