@@ -68,7 +68,8 @@ module ProxyProtocolContract
       connection.write(bytes + request("GET", "/#{marker}", [["Connection", "close"]]))
       assert_equal "", assert_closed_by_server(connection), "#{name}: a refused header gets no answer"
       refute app_saw?(marker), "#{name}: the app was called"
-      assert_match(/PROXY protocol header refused from 127\.0\.0\.1: /, server.output)
+      # The line is written as the connection closes: wait for it.
+      assert server.wait_for_output(/PROXY protocol header refused from 127\.0\.0\.1: /), server.output
       assert_still_serving_on(proxy_bind)
     end
   end
