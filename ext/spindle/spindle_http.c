@@ -12,6 +12,7 @@
 
 #include "http_parser.h"
 #include "cpu_affinity.h"
+#include "shared_counts.h"
 #include "response_head.h"
 
 #define KEY_BUFFER 320
@@ -385,4 +386,5 @@ void Init_spindle_http(void) {
 
   sp_init_response_head(mHTTP);
   sp_init_cpu_affinity(mSpindle);
+  sp_init_shared_counts(mSpindle);
 }
