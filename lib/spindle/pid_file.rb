@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "live_pid"
+
 module Spindle
   # --pidfile PATH: the pid of the process an operator signals (the master, or
   # the single process), for init scripts, logrotate and monitoring.
@@ -68,14 +70,7 @@ module Spindle
 
     private
 
-    def alive?(pid)
-      Process.kill(0, pid)
-      true
-    rescue Errno::ESRCH
-      false
-    rescue Errno::EPERM
-      true # another user's process: alive
-    end
+    def alive?(pid) = LivePid.alive?(pid)
 
     # A master shows "spindle master" and a single process its command line
     # (bin/spindle, or rackup running the spindle handler).
