@@ -34,8 +34,10 @@ module Spindle
 
     # restartable: bin/spindle recorded its command line, so USR2 can rerun it.
     # slot: a worker's index (--cpu-affinity picks its CPU by it).
-    def initialize(app, config, log, listeners: [], multiprocess: false, restartable: false, slot: 0)
+    # siblings: a cluster worker's SiblingShare (joined in #prepare).
+    def initialize(app, config, log, listeners: [], multiprocess: false, restartable: false, slot: 0, siblings: nil)
       @app = app
+      @siblings = siblings
       @slot = slot
       @config = config
       @log = log
@@ -73,7 +75,9 @@ module Spindle
       pin_to_cpu if @config.cpu_affinity # before the engine starts its threads
       @handler = Handler.new(@app, @config, @log, multithread: engine_class.multithread?,
                                                   multiprocess: @multiprocess)
-      @engine = engine_class.new(listeners: @listeners, handler: @handler, config: @config, log: @log)
+      siblings = @siblings if @siblings&.join
+      @engine = engine_class.new(listeners: @listeners, handler: @handler, config: @config, log: @log,
+                                 siblings: siblings)
       self
     end
 
@@ -143,6 +147,7 @@ module Spindle
         @restart&.stopping!
         @handler.stopping!
         @engine.stop
+        @siblings&.leave # they no longer leave clients to this one
         @log.info("spindle: draining (#{timeout ? "up to #{timeout}s" : 'no time limit'}); signal again to stop at once")
       end
       Thread.new { sleep timeout; expire(timeout) } if timeout

@@ -93,7 +93,8 @@ module Spindle
         # over: if it gives up, the old master must still answer spindlectl.
         open_control unless @parent_master
         @spawner = Spawner.new(config: @config, log: @log, children: @children, listeners: @server.listeners,
-                               closes_in_child: [@signals.reader, @control&.io].compact)
+                               closes_in_child: [@signals.reader, @control&.io].compact,
+                               siblings: Engine::SiblingShare.for_cluster(@config.workers))
         @spawner.app_source(@app, @rackup)
         open_metrics
         @started_at = Time.now

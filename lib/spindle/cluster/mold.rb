@@ -16,8 +16,9 @@ module Spindle
     class Mold
       # Ruby's default RUBY_GC_HEAP_FREE_SLOTS_MIN_RATIO.
       DEFAULT_MIN_FREE_RATIO = 0.20
-      def initialize(generation:, channel:, app:, config:, log:, listeners:)
+      def initialize(generation:, channel:, app:, config:, log:, listeners:, siblings:)
         @generation = generation
+        @siblings = siblings
         @channel = channel
         @app = app
         @config = config
@@ -94,7 +95,7 @@ module Spindle
           fork do
             @channel.close
             Worker.new(index: order.index, generation: @generation, channel: order.channel, app: @app,
-                       config: @config, log: @log, listeners: @listeners).run
+                       config: @config, log: @log, listeners: @listeners, siblings: @siblings).run
           end
           exit!(0)
         end

@@ -5,6 +5,7 @@ require_relative "../app_loader"
 require_relative "message"
 require_relative "children"
 require_relative "worker"
+require_relative "../engine/sibling_share"
 
 module Spindle
   module Cluster
@@ -13,8 +14,10 @@ module Spindle
     # the new worker gets a SEQPACKET channel to the master and is recorded in
     # the children registry.
     class Spawner
-      def initialize(config:, log:, children:, listeners:, closes_in_child:)
+      # siblings: the workers' SiblingShare, mapped before any fork.
+      def initialize(config:, log:, children:, listeners:, closes_in_child:, siblings:)
         @config = config
+        @siblings = siblings
         @log = log
         @children = children
         @listeners = listeners
@@ -49,7 +52,7 @@ module Spindle
           ours.close
           (@closes_in_child + @children.all_channels).each(&:close)
           Worker.new(index: index, generation: 0, channel: theirs, app: @app || AppLoader.load(@rackup),
-                     config: @config, log: @log, listeners: @listeners).run
+                     config: @config, log: @log, listeners: @listeners, siblings: @siblings).run
         end
         theirs.close
         @children.add(Child.new(index: index, generation: 0, channel: ours, pid: pid))

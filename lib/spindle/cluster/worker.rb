@@ -16,8 +16,9 @@ module Spindle
     class Worker
       HEARTBEAT = 1.0
 
-      def initialize(index:, generation:, channel:, app:, config:, log:, listeners:)
+      def initialize(index:, generation:, channel:, app:, config:, log:, listeners:, siblings:)
         @index = index
+        @siblings = siblings
         @generation = generation
         @channel = channel
         @app = app
@@ -32,7 +33,8 @@ module Spindle
         Process.setproctitle("spindle worker #{@index} (generation #{@generation})")
         @log.become("worker #{@index}")
         @listeners.each { |listener| listener.tls&.refresh(@log) } # certificates changed since the fork
-        @server = Server.new(@app, @config, @log, listeners: @listeners, multiprocess: true, slot: @index).prepare
+        @server = Server.new(@app, @config, @log, listeners: @listeners, multiprocess: true, slot: @index,
+                                                  siblings: @siblings).prepare
         # The master times the drain delay (Message::LeavePool): a worker's
         # own stop signal drains at once.
         @signals = @server.install_signals(Signals::WORKER, drain_delay: 0)
@@ -87,7 +89,7 @@ module Spindle
         return if @signals.stopping?
 
         Mold.new(generation: @mold_generation, channel: @channel, app: @app, config: @config,
-                 log: @log, listeners: @listeners).run
+                 log: @log, listeners: @listeners, siblings: @siblings).run
       end
     end
   end

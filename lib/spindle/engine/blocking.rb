@@ -38,7 +38,8 @@ module Spindle
       def self.threads? = false
       def self.connection_capacity(config) = config.max_connections
 
-      def initialize(listeners:, handler:, config:, log:)
+      # siblings: a cluster worker's SiblingShare (nil: none).
+      def initialize(listeners:, handler:, config:, log:, siblings: nil)
         @handler = handler
         @log = log
         @deadlines = Deadlines.new(config)
@@ -48,7 +49,8 @@ module Spindle
         @set_aside = [] # connections with a complete request, waiting for the budget or their turn
         @stopping = false
         @loop = SelectorLoop.new(@selection, self, handler: handler, config: config, log: log,
-                                                   tick: TICK, accept_burst: config.workers <= 1 ? ACCEPT_BURST : 1, share: nil)
+                                                   tick: TICK, accept_burst: config.workers <= 1 ? ACCEPT_BURST : 1,
+                                                   siblings: siblings)
       end
 
       def run = CpuAffinity.app_thread { @loop.run } # --cpu-affinity=app: this thread runs the app

@@ -3,6 +3,7 @@
 require_relative "eviction"
 require_relative "loop_share"
 require_relative "output_budget"
+require_relative "sibling_share"
 require_relative "timeouts"
 
 module Spindle
@@ -19,10 +20,13 @@ module Spindle
       FULL_RECHECK = 0.25
 
       # connections: Connection => the Async::Task serving it (the loop's own).
-      # share: hybrid's LoopShare (nil: a loop alone).
-      def initialize(connections, handler, config, log, share: nil)
+      # share: hybrid's LoopShare (nil: a loop alone); siblings: a cluster
+      # worker's SiblingShare (nil: none).
+      def initialize(connections, handler, config, log, share: nil, siblings: nil)
         @connections = connections
         @share = share
+        @siblings = siblings
+        @deference = siblings&.deference
         @own = 0 # clients this loop took
         @others_stalled_at = nil # the others' count when they took none while this loop waited
         @handler = handler
@@ -36,6 +40,7 @@ module Spindle
       # which count towards the cap though not yet in the table.
       def wait(pending = 0)
         defer_to_other_loops if @share
+        defer_to_siblings(pending) if @deference
         loop do
           @budget.wait_for_room
           return Eviction::NONE if @connections.size + pending < @max
@@ -53,6 +58,7 @@ module Spindle
       # Their fibers are stopped at their wait, as DeadlineSweeper does.
       def admitted(victims)
         count_accepted if @share
+        @siblings&.accepted!
         victims.each do |conn|
           task = @connections[conn]
           next unless task && conn.waiting_for_client? && Eviction.idle?(conn) && Eviction.quiet?(conn)
@@ -74,6 +80,13 @@ module Spindle
 
         sleep LoopShare::OTHERS_FIRST
         @others_stalled_at = @share.accepted - @own == others ? others : nil
+      end
+
+      # In a cluster: while this worker is ahead of a sibling (SiblingShare),
+      # it leaves the next client to it for OTHERS_FIRST.
+      def defer_to_siblings(pending)
+        held = @share ? @share.held : @connections.size + pending
+        sleep SiblingShare::OTHERS_FIRST if @deference.defer?(held)
       end
 
       def count_accepted

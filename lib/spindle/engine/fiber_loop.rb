@@ -52,8 +52,9 @@ module Spindle
       ACCEPT_BURST = 32
 
       # share: hybrid's LoopShare, for the loops of one process on the same
-      # listeners; nil for a loop alone.
-      def initialize(listeners:, handler:, config:, log:, share: nil)
+      # listeners; nil for a loop alone. siblings: a cluster worker's
+      # SiblingShare (nil: none).
+      def initialize(listeners:, handler:, config:, log:, share: nil, siblings: nil)
         @listeners = listeners
         @handler = handler
         @config = config
@@ -62,6 +63,7 @@ module Spindle
         @reader = RequestReader.new(handler, config, @deadlines)
         @connections = {}.compare_by_identity # Connection => its Async::Task
         @share = share&.join(@connections)
+        @siblings = siblings
         @accept_burst = config.workers <= 1 ? [ACCEPT_BURST / (share&.loops || 1), 1].max : 1
         @starting = 0 # accepted, their fibers queued (#start)
         @wake_r, @wake_w = IO.pipe
@@ -89,7 +91,7 @@ module Spindle
       private
 
       def accept_loop(listener)
-        admission = FiberAdmission.new(@connections, @handler, @config, @log, share: @share)
+        admission = FiberAdmission.new(@connections, @handler, @config, @log, share: @share, siblings: @siblings)
         loop do
           listener.io.wait_readable
           @accept_burst.times do
@@ -111,6 +113,7 @@ module Spindle
       # cap (@starting) until their fibers start.
       def start(socket, listener)
         @starting += 1
+        publish_held
         Fiber.scheduler.push(Fiber.new { start_now(socket, listener) })
       end
 
@@ -144,7 +147,14 @@ module Spindle
         conn&.close
       ensure
         @connections.delete(conn)
+        publish_held
         @connection_ended.signal
+      end
+
+      # The connections this process holds, for its siblings (SiblingShare):
+      # under hybrid, every loop's.
+      def publish_held
+        @siblings.held = @share ? @share.held : @connections.size + @starting if @siblings
       end
 
       def serve_requests(conn)

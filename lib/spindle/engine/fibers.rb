@@ -11,8 +11,9 @@ module Spindle
       def self.threads? = false
       def self.connection_capacity(config) = config.max_connections
 
-      def initialize(listeners:, handler:, config:, log:)
-        @loop = FiberLoop.new(listeners: listeners, handler: handler, config: config, log: log)
+      # siblings: a cluster worker's SiblingShare (nil: none).
+      def initialize(listeners:, handler:, config:, log:, siblings: nil)
+        @loop = FiberLoop.new(listeners: listeners, handler: handler, config: config, log: log, siblings: siblings)
       end
 
       def run = CpuAffinity.app_thread { @loop.run } # --cpu-affinity=app: this thread runs the app

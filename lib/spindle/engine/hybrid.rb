@@ -57,11 +57,13 @@ module Spindle
       # and a hard open-file limit of 20,000 logged an error at every start.)
       def self.connection_capacity(config) = config.max_connections
 
-      def initialize(listeners:, handler:, config:, log:)
+      # siblings: a cluster worker's SiblingShare (nil: none).
+      def initialize(listeners:, handler:, config:, log:, siblings: nil)
         share = LoopShare.new(config.max_threads) if config.max_threads > 1
         @loops = Array.new(config.max_threads) do
           turns = share ? TakingTurns.new(handler, Hybrid.slice(config.max_threads)) : handler
-          FiberLoop.new(listeners: listeners, handler: turns, config: config, log: log, share: share)
+          FiberLoop.new(listeners: listeners, handler: turns, config: config, log: log, share: share,
+                        siblings: siblings)
         end
       end
 

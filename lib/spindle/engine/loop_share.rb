@@ -49,6 +49,9 @@ module Spindle
         [(max / @loops) + (index < max % @loops ? 1 : 0), 1].max
       end
 
+      # The connections every loop holds.
+      def held = @tables.sum(&:size)
+
       # More than SLACK connections above some other loop's.
       def ahead?(table)
         most = table.size - SLACK

@@ -3,6 +3,7 @@
 require_relative "selection"
 require_relative "outbox"
 require_relative "output_budget"
+require_relative "sibling_share"
 
 module Spindle
   module Engine
@@ -36,18 +37,16 @@ module Spindle
     # bursts, one worker took all 16 of a load's keep-alive connections in
     # a third of the tries, and served them on its own while its sibling
     # stayed idle (half the throughput, for the whole life of those
-    # connections). So a worker that holds its share of connections takes
-    # each further one only after a SIBLING_DELAY pause, in which an idle
-    # sibling takes it instead; a single process never pauses.
+    # connections). So each worker publishes the connections it holds after
+    # every turn, and one ahead of a sibling pauses accepting while the
+    # sibling takes the client (SiblingShare); a single process never pauses.
     class SelectorLoop
       BACK_OFF = 0.5
-      SIBLING_DELAY = 0.002
 
       # tick: the longest select; accept_burst: connections accepted per
-      # readable listener before looking at the others; share: in a cluster,
-      # the connections held (in the selection or away) from which accepting
-      # pauses for SIBLING_DELAY after each one.
-      def initialize(selection, strategy, handler:, config:, log:, tick:, accept_burst:, share:)
+      # readable listener before looking at the others; siblings: a cluster
+      # worker's SiblingShare (nil: none).
+      def initialize(selection, strategy, handler:, config:, log:, tick:, accept_burst:, siblings:)
         @selection = selection
         @strategy = strategy
         @handler = handler
@@ -55,7 +54,8 @@ module Spindle
         @log = log
         @tick = tick
         @accept_burst = accept_burst
-        @share = share if config.workers > 1
+        @siblings = siblings
+        @deference = siblings&.deference
         @budget = OutputBudget.for(config, log)
         @stopping = false
         @paused_until = nil # accepting pauses: out of descriptors, or siblings first
@@ -83,6 +83,7 @@ module Spindle
         @selection.select(select_timeout) { |io_owner| io_owner.is_a?(Listener) ? accept(io_owner) : ready(io_owner) }
         @strategy.between_turns(@stopping)
         @selection.expire(@stopping)
+        @siblings.held = held if @siblings
         balance_accepting
       end
 
@@ -90,11 +91,12 @@ module Spindle
         @accept_burst.times do
           return @selection.unwatch_listeners unless accept?
           return unless (victims = @selection.room(limit))
+          return pause(SiblingShare::OTHERS_FIRST) if @deference&.defer?(held)
 
           socket = listener.accept_nonblock or return
           @selection.evict(victims)
           @selection.watch(@handler.open_connection(socket, listener, Outbox.new(socket, @config)))
-          return pause(SIBLING_DELAY) if @share && ((@selection.size + @strategy.away) % @share).zero?
+          @siblings&.accepted!(held)
         end
       rescue Listener::Exhausted => e
         back_off(e) if @strategy.out_of_descriptors(@selection, e)
@@ -142,6 +144,9 @@ module Spindle
       # threads engine pass the cap by a pool's worth, and let a client in
       # without closing an idle one while its last request was still away.
       def limit = @config.max_connections - @strategy.away
+
+      # Open connections: in the selection, or away from it.
+      def held = @selection.size + @strategy.away
 
       # Listeners watched stay watched until #accept finds it may not accept
       # (a readable listener while accept? is false is unwatched there) or the

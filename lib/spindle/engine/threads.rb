@@ -43,7 +43,8 @@ module Spindle
       def self.threads? = true # --threads sizes the pool
       def self.connection_capacity(config) = config.max_connections
 
-      def initialize(listeners:, handler:, config:, log:)
+      # siblings: a cluster worker's SiblingShare (nil: none).
+      def initialize(listeners:, handler:, config:, log:, siblings: nil)
         @handler = handler
         @config = config
         @log = log
@@ -59,7 +60,7 @@ module Spindle
                               alone: config.workers <= 1)
         @loop = SelectorLoop.new(selection, reactor, handler: handler, config: config, log: log,
                                                      tick: Reactor::TICK, accept_burst: Reactor::ACCEPT_BURST,
-                                                     share: config.max_threads)
+                                                     siblings: siblings)
       end
 
       def run
