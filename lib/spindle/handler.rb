@@ -42,6 +42,7 @@ module Spindle
       @writer = HTTP::ResponseWriter.new(log, count_bytes: !@access_log.nil?)
       @early_hints = config.early_hints
       @stopping = false
+      @shed = 0 # connections to close after their next response (#shed_one!)
       @health = HealthCheck.for(config.health_path)
       @static = StaticFiles.for(config.static)
       @forwarded = config.trusted_proxies && HTTP::Forwarded.new(config.trusted_proxies)
@@ -52,6 +53,12 @@ module Spindle
     # Set when a stop begins (the drain delay, or the drain itself): responses
     # from then on close their connection, and the health path answers 503.
     def stopping! = @stopping = true
+
+    # The next response (on any connection) closes its connection, so that
+    # its client reconnects, to a sibling worker with fewer (Rebalancer).
+    def shed_one! = @shed += 1
+
+    def shedding? = @shed.positive?
 
     # The env every request on this connection starts from.
     def env_template(conn_io, listener)
@@ -174,13 +181,23 @@ module Spindle
       @access_log.record(env, request, status, bytes, Process.clock_gettime(Process::CLOCK_MONOTONIC) - started)
     end
 
+    # Takes one of #shed_one!'s closes (another thread may have taken the
+    # last: the count never goes below zero, and then this one keeps its
+    # connection).
+    def shed
+      return false unless @shed.positive?
+
+      @shed -= 1
+      true
+    end
+
     def app_failed(error)
       @log.exception(error, "app raised")
       [500, { "content-type" => "text/plain" }, [ERROR_BODY]]
     end
 
     def respond(conn, env, status, headers, body)
-      keep_alive = conn.keep_alive? && !@stopping && conn.requests + 1 < @max_requests
+      keep_alive = conn.keep_alive? && !@stopping && conn.requests + 1 < @max_requests && !(@shed.positive? && shed)
       @writer.write(conn, env, status, headers, body, keep_alive)
     rescue *CLIENT_GONE
       :close

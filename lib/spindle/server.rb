@@ -3,6 +3,7 @@
 require_relative "listener"
 require_relative "handler"
 require_relative "engine"
+require_relative "engine/rebalancer"
 require_relative "signals"
 require_relative "single_restart"
 require_relative "file_limit"
@@ -78,6 +79,7 @@ module Spindle
       siblings = @siblings if @siblings&.join
       @engine = engine_class.new(listeners: @listeners, handler: @handler, config: @config, log: @log,
                                  siblings: siblings)
+      @rebalancer = Engine::Rebalancer.new(siblings, @handler) if siblings
       self
     end
 
@@ -104,8 +106,10 @@ module Spindle
     # logged its line: an idle engine stops at once, and the process exited
     # (a worker: exit!) before the signal thread wrote "draining".
     def serve
+      @rebalancer&.start
       @engine.run
     ensure
+      @rebalancer&.stop
       @draining.synchronize {}
     end
 
@@ -147,6 +151,7 @@ module Spindle
         @restart&.stopping!
         @handler.stopping!
         @engine.stop
+        @rebalancer&.stop
         @siblings&.leave # they no longer leave clients to this one
         @log.info("spindle: draining (#{timeout ? "up to #{timeout}s" : 'no time limit'}); signal again to stop at once")
       end

@@ -37,7 +37,59 @@ class AcceptBalanceTest < SpindleIntegrationTest
     end
   end
 
+  # A worker that took every client (its sibling stopped meanwhile: here by
+  # SIGSTOP; in a benchmark, because the sibling still counted its last
+  # load's closed connections) hands some over once the sibling runs again:
+  # it closes a connection after a response now and then (Rebalancer), and
+  # the client reconnects to the sibling. Without it the clients stayed where
+  # they were for as long as they were connected.
+  def test_a_worker_holding_every_client_hands_some_to_its_sibling
+    app = start_cluster("--engine", "fibers", APP, workers: 2)
+    wait_until("2 workers serving") { serving_workers.size == 2 }
+    stopped = serving_workers.first["pid"]
+    Process.kill(:STOP, stopped)
+    clients = Array.new(CLIENTS) { Client.new(app) }
+    assert_equal [CLIENTS], clients.map(&:ask).tally.values, "all went to the running worker"
+    Process.kill(:CONT, stopped)
+    asked = 0
+    wait_until("the sibling serving #{FEWEST} of the clients") do
+      asked += 1
+      clients.map(&:ask).count(stopped) >= FEWEST || asked > MAX_ASKS
+    end
+    assert_operator asked, :<=, MAX_ASKS, "the sibling got no more clients within #{MAX_ASKS} requests each"
+  ensure
+    Process.kill(:CONT, stopped) if stopped
+    clients&.each(&:close)
+  end
+
   private
+
+  MAX_ASKS = 1_000
+
+  # A keep-alive client that reconnects when a response closes its connection.
+  class Client
+    def initialize(app)
+      @app = app
+      @socket = app.connect
+    end
+
+    # One request; the pid of the worker that answered.
+    def ask
+      @socket.write(HttpClient.request("GET", "/"))
+      response = @socket.read_response
+      reconnect if response["connection"]&.casecmp?("close")
+      JSON.parse(response.body).fetch("pid")
+    end
+
+    def close = @socket.close
+
+    private
+
+    def reconnect
+      @socket.close
+      @socket = @app.connect
+    end
+  end
 
   # TCP connections on the server's port that its side has not closed yet
   # (established, or closed by the client only): a worker's count of the

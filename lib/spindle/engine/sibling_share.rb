@@ -32,6 +32,7 @@ module Spindle
     # have deferred to it, or by the next worker to join.
     class SiblingShare
       SLACK = 2
+      SURPLUS = 2 * SLACK
       OTHERS_FIRST = 0.005
       MIN_SLOTS = 64
 
@@ -89,13 +90,19 @@ module Spindle
       # Clients its siblings accepted, ever.
       def others_accepted = @counts[0] - @own
 
-      # Holding `held`, is this worker more than SLACK above a live sibling?
-      def ahead?(held)
+      # Holding `held`, is this worker more than `by` above a live sibling?
+      def ahead?(held, by = SLACK)
         return false unless @slot
 
-        most = held - SLACK
+        most = held - by
         (0...@slots).any? { |k| k != @slot && below?(k, most) }
       end
+
+      # More than SURPLUS above a sibling with what it last published: its
+      # clients came while the sibling looked busier than it was (its count
+      # still held connections whose clients had closed them), and will not
+      # move by themselves while they stay connected (Rebalancer).
+      def surplus? = ahead?(@held, SURPLUS)
 
       def deference = Deference.new(self)
 
