@@ -65,7 +65,7 @@ class SiblingShareTest < Minitest::Test
 
   # Two workers of one cluster, in this process (one slot each).
   def two_workers
-    counts = Share.for_cluster(2).instance_variable_get(:@counts)
+    counts = Spindle::SharedCounts.new(1 + (2 * 2))
     [Share.new(counts), Share.new(counts)].each { |share| assert share.join }
   end
 end

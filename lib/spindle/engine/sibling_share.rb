@@ -69,8 +69,6 @@ module Spindle
         @counts.swap(pid_index(slot), Process.pid, 0)
       end
 
-      def joined? = !@slot.nil?
-
       # Publishes the connections this worker holds (only when it changed).
       def held=(count)
         return if count == @held || @slot.nil?
