@@ -31,13 +31,29 @@ module Spindle
                   "RUBY_GC_HEAP_GROWTH_MAX_SLOTS" => "100000",
                   "RUBY_GC_OLDMALLOC_LIMIT" => (64 * 1024 * 1024).to_s }.freeze
 
+    # Ruby's major GCs on Ruby 3.1 and 3.2, where a collection starts once
+    # the old objects without a write barrier (Time, MatchData, Method, many
+    # C extensions' objects) reach twice their count after the last one. A
+    # minor GC makes old every such object it finds alive, and while a
+    # process interleaves requests each one in flight holds some: a Rails
+    # worker serving 8 at a time (fibers, Ruby 3.1 + YJIT) ran 57-63 major
+    # GCs in 24 s, all for that reason, against 11 for one at a time. Ruby
+    # 3.3 raised that limit to at least 1 % of the old objects and gave most
+    # core classes their write barrier; before 3.3 the limit follows only
+    # the old-object factor. 8 (Ruby's default is 2) took those workers to
+    # 14-17 major GCs and 1.13-1.18x the requests, RSS within 1 %.
+    # Measurements: docs/MEMORY.md, "Major GCs before Ruby 3.3".
+    OLD_OBJECT_FACTOR = { "RUBY_GC_HEAP_OLDOBJECT_LIMIT_FACTOR" => "8" }.freeze
+
     module_function
 
     # Returns the environment to re-exec with, or nil when nothing must change.
-    def environment_for(config, env = ENV)
+    # ruby: the version this process runs (for OLD_OBJECT_FACTOR).
+    def environment_for(config, env = ENV, ruby: RUBY_VERSION)
       return nil if env[DONE]
 
       wanted = arenas(config.malloc_arena_max, env)
+      wanted.merge!(old_object_factor(ruby, env))
       LEAN_HEAP.each { |name, value| wanted[name] = value unless env.key?(name) } if lean_heap?(config)
       wanted.merge!(jemalloc(config.malloc_arena_max, env)) if allocator(config) == "jemalloc"
       wanted.empty? ? nil : wanted.merge(DONE => "1")
@@ -48,6 +64,15 @@ module Spindle
       return config.allocator unless config.allocator == "auto"
 
       installed_jemalloc ? "jemalloc" : "glibc"
+    end
+
+    # Only where Ruby has no limit of its own (before 3.3), and only when
+    # the operator has not set the factor.
+    def old_object_factor(ruby, env)
+      return {} if env.key?("RUBY_GC_HEAP_OLDOBJECT_LIMIT_FACTOR")
+      return {} unless (ruby.split(".").first(2).map(&:to_i) <=> [3, 3]).negative?
+
+      OLD_OBJECT_FACTOR.dup
     end
 
     def arenas(count, env)

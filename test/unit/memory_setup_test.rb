@@ -7,7 +7,22 @@ require "spindle/cli"
 
 # What environment the server re-executes itself with, for the allocator.
 class MemorySetupTest < Minitest::Test
-  def env_for(env = {}, **values) = Spindle::MemorySetup.environment_for(Spindle::Config.new(values), env)
+  # Ruby 3.3 by default, where the old-object factor is left alone.
+  def env_for(env = {}, ruby: "3.3.8", **values)
+    Spindle::MemorySetup.environment_for(Spindle::Config.new(values), env, ruby: ruby)
+  end
+
+  def test_before_ruby_3_3_the_old_object_factor_is_raised
+    assert_equal "8", env_for(ruby: "3.1.2")["RUBY_GC_HEAP_OLDOBJECT_LIMIT_FACTOR"]
+    assert_equal "8", env_for(ruby: "3.2.9")["RUBY_GC_HEAP_OLDOBJECT_LIMIT_FACTOR"]
+    assert_nil env_for(ruby: "3.3.0")["RUBY_GC_HEAP_OLDOBJECT_LIMIT_FACTOR"]
+    assert_nil env_for(ruby: "3.4.1")["RUBY_GC_HEAP_OLDOBJECT_LIMIT_FACTOR"]
+  end
+
+  def test_the_operators_old_object_factor_is_kept
+    assert_nil env_for({ "RUBY_GC_HEAP_OLDOBJECT_LIMIT_FACTOR" => "2" }, ruby: "3.1.2", allocator: "glibc",
+                       malloc_arena_max: 0)
+  end
 
   def test_sets_two_arenas_by_default
     assert_equal "2", env_for["MALLOC_ARENA_MAX"]
