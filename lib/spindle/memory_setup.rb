@@ -2,13 +2,15 @@
 
 require "rbconfig"
 require_relative "config/coerce"
+require_relative "ruby_version"
 
 module Spindle
-  # The allocator settings a process must have from its first malloc: which
-  # allocator (jemalloc is LD_PRELOADed) and its arena count (glibc's
-  # MALLOC_ARENA_MAX, jemalloc's narenas in MALLOC_CONF). All are read only at
-  # process start, so when they are not already in the environment Spindle
-  # re-executes itself once with them set.
+  # The settings a process must have from its start: which allocator
+  # (jemalloc is LD_PRELOADed) and its arena count (glibc's MALLOC_ARENA_MAX,
+  # jemalloc's narenas in MALLOC_CONF), and Ruby's GC limits (LEAN_HEAP,
+  # OLD_OBJECT_FACTOR). All are read only at process start, so when they are
+  # not already in the environment Spindle re-executes itself once with them
+  # set.
   #
   # Why 2 arenas: either allocator gives threads that contend for malloc
   # arenas of their own (glibc up to 8 × cores, jemalloc 4 × cores), and
@@ -70,7 +72,7 @@ module Spindle
     # the operator has not set the factor.
     def old_object_factor(ruby, env)
       return {} if env.key?("RUBY_GC_HEAP_OLDOBJECT_LIMIT_FACTOR")
-      return {} unless (ruby.split(".").first(2).map(&:to_i) <=> [3, 3]).negative?
+      return {} if RubyVersion.at_least?("3.3", ruby)
 
       OLD_OBJECT_FACTOR.dup
     end

@@ -33,7 +33,7 @@ class SiblingShareTest < Minitest::Test
   end
 
   def test_the_slot_of_a_worker_that_died_is_freed
-    counts = Spindle::SharedCounts.new(1 + (2 * 2))
+    counts = Share.table(2)
     dead = fork { exit!(0) }
     Process.wait(dead)
     Share.new(counts).join(dead) # it joined, then was killed before leaving
@@ -65,7 +65,7 @@ class SiblingShareTest < Minitest::Test
 
   # Two workers of one cluster, in this process (one slot each).
   def two_workers
-    counts = Spindle::SharedCounts.new(1 + (2 * 2))
+    counts = Share.table(2)
     [Share.new(counts), Share.new(counts)].each { |share| assert share.join }
   end
 end

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "../engine"
+require_relative "../ruby_version"
 
 module Spindle
   module Engine
@@ -22,7 +23,7 @@ module Spindle
       # Without Bundler (rackup from a plain gem install) nothing has picked an
       # async yet: take the newest that works here rather than the newest one.
       def activate!
-        return if defined?(::Bundler) || Gem.loaded_specs.key?("async") || RUBY_VERSION >= "3.2"
+        return if defined?(::Bundler) || Gem.loaded_specs.key?("async") || RubyVersion.at_least?("3.2")
 
         gem "async", "!= 2.24.0"
       rescue Gem::LoadError
@@ -37,7 +38,7 @@ module Spindle
 
       # The one line to print, or nil when this async works on this Ruby.
       def problem(ruby_version, async_version)
-        return nil if async_version.nil? || Gem::Version.new(ruby_version) >= Gem::Version.new("3.2")
+        return nil if async_version.nil? || RubyVersion.at_least?("3.2", ruby_version)
         return nil unless BROKEN.satisfied_by?(Gem::Version.new(async_version.to_s))
 
         "async #{async_version} needs Ruby 3.2 (it calls IO#timeout) and this is Ruby #{ruby_version}: " \

@@ -37,10 +37,11 @@ module Spindle
       MIN_SLOTS = 64
 
       # In the master, before it forks any worker.
-      def self.for_cluster(workers)
-        slots = [workers * 4, MIN_SLOTS].max
-        new(SharedCounts.new(1 + (2 * slots)))
-      end
+      def self.for_cluster(workers) = new(table([workers * 4, MIN_SLOTS].max))
+
+      # The shared table for that many worker slots: the total accepted, then
+      # each slot's pid and held count.
+      def self.table(slots) = SharedCounts.new(1 + (2 * slots))
 
       def initialize(counts)
         @counts = counts

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "../ruby_version"
+
 module Spindle
   module Engine
     # One thread's share of the GVL among a process's threads that serve
@@ -35,7 +37,7 @@ module Spindle
       # Whether a thread that blocks hands the GVL to the thread that has
       # waited longest (Ruby 3.3's thread scheduler), rather than letting go
       # of it for whoever takes it first (3.1 and 3.2).
-      HANDS_OVER = (RUBY_VERSION.split(".").map(&:to_i) <=> [3, 3]) >= 0
+      HANDS_OVER = RubyVersion.at_least?("3.3")
 
       # Turns that are never taken.
       NONE = Object.new.tap { |none| def none.served = nil }.freeze
