@@ -1,6 +1,8 @@
 # frozen_string_literal: true
 
 require "minitest/autorun"
+require "tmpdir"
+require "json"
 require_relative "../lib/bench"
 
 # The real-app scenarios (rails, rails-show, blog, rails-per-gb, issue 16):
@@ -89,6 +91,31 @@ class RealAppsTest < Minitest::Test
                                                       measurement("puma-jemalloc", 220, 55.0)], peers: %w[puma puma-jemalloc]))
     assert_includes against, "## Against Puma, Puma on jemalloc\n"
     assert_includes against, "| spindle-threads | 1 | 16 | 240 | 50.00 | 1.20× | ≤ (60.00) | 1.09× | ≤ (55.00) |"
+  end
+
+  def test_the_page_shows_the_newest_run_on_the_other_ruby_beside_its_own
+    Dir.mktmpdir do |dir|
+      run = lambda do |stamp, ruby, puma|
+        path = File.join(dir, "rails-#{stamp}.json")
+        record = { scenario: { name: "rails" }, started_at: stamp, machine: { ruby: ruby, yjit: {} },
+                   servers: [{ name: "spindle-threads", family: "spindle" }, { name: "puma", family: "peer" }],
+                   settings: { processes: [1], connections: [16] },
+                   measurements: [measurement("spindle-threads", 240, 50.0), measurement("puma", puma, 60.0)] }
+        File.write(path, JSON.generate(record))
+        path
+      end
+      run.call("20261101-000000", "ruby 3.3.8 (old)", 100)
+      run.call("20261102-000000", "ruby 3.3.8 (newer)", 200)
+      mine = run.call("20261103-000000", "ruby 3.1.2p20", 120)
+      _, other = Bench::RealAppReport.sections(Bench::Report::Writer.load(mine))
+      assert_includes other, "## On Ruby 3.3 (YJIT off): the newest run there"
+      assert_includes other, "[data/rails-20261102-000000.json]"
+      assert_includes other, "| spindle-threads | 1 | 16 | 240 | 50.00 | 1.20× | ≤ (60.00) |"
+    end
+  end
+
+  def test_no_other_ruby_section_when_every_run_had_the_same_ruby
+    assert_nil Bench::RealAppReport.other_ruby(summary([measurement("puma", 200, 60.0)]))
   end
 
   def test_no_profile_section_without_a_profiled_run

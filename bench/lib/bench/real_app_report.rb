@@ -1,13 +1,17 @@
 # frozen_string_literal: true
 
 require_relative "report/format"
+require_relative "report/other_ruby"
+require_relative "summary"
 require_relative "profile"
 
 module Bench
   # The real-app scenarios' own page sections (rails, rails-show, blog),
   # before the generic tables: each server against Puma and Falcon, as the
   # issue's targets are put (≥ 1.2× / 1.3× Puma with p99 ≤ Puma's, fibers ≥
-  # 1.3× Falcon), and, from a --profile run, where each server's CPU went.
+  # 1.3× Falcon); the same table from the newest run on the other Ruby
+  # (Report::OtherRuby), so the page holds 3.1 and 3.3 both; and, from a
+  # --profile run, where each server's CPU went.
   module RealAppReport
     F = Report::Format
     # Peer => its label. puma-jemalloc is Puma on Spindle's default allocator.
@@ -15,9 +19,9 @@ module Bench
 
     module_function
 
-    def sections(summary) = [against_peers(summary), profile(summary)].compact
+    def sections(summary) = [against_peers(summary), other_ruby(summary), profile(summary)].compact
 
-    def against_peers(summary)
+    def against_peers(summary, heading: nil)
       present = PEERS.select { |name, _| summary.server_names.include?(name) }
       rows = summary.processes.product(summary.connections).flat_map do |procs, c|
         figures = summary.figures(procs, c)
@@ -28,8 +32,19 @@ module Bench
         end
       end
       header = ["server", "processes", "c", "req/s (median)", "p99 ms", *present.values.flat_map { |l| ["× #{l}", "p99 vs #{l}"] }]
-      "## Against #{present.values.join(', ')}\n\nEvery server under the same bundle, database and pool. Medians of the rounds; " \
+      "#{heading || "## Against #{present.values.join(', ')}"}\n\nEvery server under the same bundle, database and pool. Medians of the rounds; " \
         "a ratio marked ≥ or ≤ has a load-generator-bound side.\n\n#{F.table(header, rows)}"
+    end
+
+    def other_ruby(summary)
+      path, record = Report::OtherRuby.newest(summary)
+      return nil unless record
+
+      yjit = record.dig(:machine, :yjit, :enabled_for_servers) ? "on" : "off"
+      heading = "## On Ruby #{Report::OtherRuby.minor(record)} (YJIT #{yjit}): the newest run there\n\n" \
+                "From [data/#{File.basename(path)}](data/#{File.basename(path)}), #{record[:started_at]}; " \
+                "#{record.dig(:machine, :ruby)}."
+      against_peers(Summary.new(record), heading: heading)
     end
 
     def p99_verdict(figure, peer)

@@ -21,10 +21,12 @@ module Bench
     # qualifier: "" exact, ">=" or "<=" when one side is a lower bound only.
     Ratio = Struct.new(:value, :qualifier)
 
-    attr_reader :record
+    # source: the JSON file the record was read from (nil: built in memory).
+    attr_reader :record, :source
 
-    def initialize(record)
+    def initialize(record, source = nil)
       @record = record
+      @source = source
       @families = record[:servers].to_h { |s| [s[:name], s[:family].to_s] }
       @figures = build
     end

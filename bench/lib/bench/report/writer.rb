@@ -8,6 +8,7 @@ require_relative "../scenario"
 require_relative "page"
 require_relative "chart"
 require_relative "index"
+require_relative "runs"
 
 module Bench
   module Report
@@ -57,11 +58,11 @@ module Bench
 
       # The newest run of a scenario: file names sort by their timestamp.
       def latest(name, dir)
-        Dir[File.join(dir, "data", "#{name}-*.json")].select { |p| File.basename(p).match?(/\A#{Regexp.escape(name)}-\d{8}-\d{6}\.json\z/) }.max
+        Runs.of(name, File.join(dir, "data")).first
       end
 
       def load(path)
-        Summary.new(JSON.parse(File.read(path), symbolize_names: true))
+        Summary.new(JSON.parse(File.read(path), symbolize_names: true), path)
       end
     end
   end
