@@ -2,10 +2,12 @@
 
 require "test_helper"
 require "spindle/engine/loop_share"
+require_relative "../support/waiting"
 
 # hybrid's loops split --max-connections: the process holds what the flag
 # says, as under every other engine.
 class LoopShareTest < Minitest::Test
+  include Waiting
   def share_of(loops, max)
     share = Spindle::Engine::LoopShare.new(loops)
     tables = Array.new(loops) { {}.compare_by_identity.tap { |table| share.join(table) } }
@@ -25,5 +27,25 @@ class LoopShareTest < Minitest::Test
   def test_a_table_that_never_joined_is_refused
     share = Spindle::Engine::LoopShare.new(2)
     assert_raises(ArgumentError) { share.cap({}, 10) }
+  end
+
+  # A loop behind that sleeps in its selector takes clients once it runs:
+  # the loop ahead keeps waiting for it. One running Ruby (a request's CPU
+  # work) cannot: only then may the loop ahead stop waiting.
+  def test_only_loops_behind_that_run_ruby_count_as_busy
+    share = Spindle::Engine::LoopShare.new(2)
+    ahead = {}.compare_by_identity.tap { |table| share.join(table) }
+    behind = {}.compare_by_identity.tap { |table| share.join(table) }
+    4.times { |i| ahead[i] = true }
+    refute share.behind_busy?(ahead), "a loop not running yet has taken no turn"
+
+    asleep = Thread.new { share.running(behind) && sleep }
+    wait_until("the loop thread asleep", deadline: 10, interval: 0.001) { asleep.status == "sleep" }
+    refute share.behind_busy?(ahead), "asleep in its selector"
+
+    spinning = Thread.new { share.running(behind) && loop { Thread.pass } }
+    wait_until("the running loop counted busy", deadline: 10, interval: 0.001) { share.behind_busy?(ahead) }
+  ensure
+    [asleep, spinning].compact.each(&:kill).each(&:join)
   end
 end

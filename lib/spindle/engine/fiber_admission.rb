@@ -71,7 +71,8 @@ module Spindle
 
       # hybrid: while this loop is ahead of the others (LoopShare), it waits
       # LoopShare::OTHERS_FIRST before each client, unless the others took
-      # none during its last wait and none since.
+      # none during its last wait and none since, and the ones behind were
+      # busy running Ruby then (LoopShare#behind_busy?).
       def defer_to_other_loops
         return unless @share.ahead?(@connections)
 
@@ -79,7 +80,8 @@ module Spindle
         return if others == @others_stalled_at
 
         sleep LoopShare::OTHERS_FIRST
-        @others_stalled_at = @share.accepted - @own == others ? others : nil
+        stalled = @share.accepted - @own == others && @share.behind_busy?(@connections)
+        @others_stalled_at = stalled ? others : nil
       end
 
       # In a cluster: while this worker is ahead of a sibling (SiblingShare),

@@ -70,6 +70,7 @@ module Spindle
       end
 
       def run
+        @share&.running(@connections)
         Sync do |task|
           @connection_ended = Async::Condition.new
           @root = task

@@ -12,11 +12,19 @@ module Spindle
     # loaded one lets the others go first (FiberAdmission): it waits
     # OTHERS_FIRST (its own clients are served meanwhile, and its turn with
     # the GVL ends) before it takes the next client. If no other loop took
-    # a client while it waited, they cannot (a request's CPU work holds
-    # them), and it stops waiting until one of them takes a client again:
-    # waiting at every client handed the GVL to that work for Ruby's 100 ms
-    # time slice each time, and 60 new clients waited 1.8 s for a 2 s
-    # request to end (hybrid -t 2; 0.33 s before LoopShare).
+    # a client while it waited, and every loop behind it is running Ruby
+    # (#behind_busy?), they cannot (a request's CPU work holds them), and it
+    # stops waiting until one of them takes a client again: waiting at
+    # every client handed the GVL to that work for Ruby's 100 ms time slice
+    # each time, and 60 new clients waited 1.8 s for a 2 s request to end
+    # (hybrid -t 2; 0.33 s before LoopShare).
+    #
+    # A loop behind that sleeps (in its selector, or waiting for the GVL on
+    # its way out of it) only had no turn yet: another thread of the
+    # process held the GVL through the wait. It takes clients as soon as it
+    # runs, so the loop ahead keeps waiting. Judged on the wait alone, a
+    # thread of the app spinning beside the loops made one of 4 loops take
+    # 60 of a burst of 100 clients (1 try in 10; the others took 8-16).
     class LoopShare
       SLACK = 2
       OTHERS_FIRST = 0.005
@@ -26,6 +34,7 @@ module Spindle
       def initialize(loops)
         @loops = loops
         @tables = [] # each loop's open connections (a Hash)
+        @threads = {}.compare_by_identity # a table => its loop's thread, once it runs
         @accepted = 0 # clients taken by every loop, ever
       end
 
@@ -37,6 +46,12 @@ module Spindle
       # A loop's table of open connections; from its constructor.
       def join(table)
         @tables << table
+        self
+      end
+
+      # From a loop's own thread, as it starts to run.
+      def running(table)
+        @threads[table] = Thread.current
         self
       end
 
@@ -56,6 +71,14 @@ module Spindle
       def ahead?(table)
         most = table.size - SLACK
         @tables.any? { |other| other.size < most }
+      end
+
+      # Every loop more than SLACK connections behind table's is running
+      # Ruby (its thread holds the GVL or waits for it mid-work), none asleep
+      # in its selector. A loop not running yet counts as asleep.
+      def behind_busy?(table)
+        most = table.size - SLACK
+        @tables.all? { |other| other.size >= most || @threads[other]&.status == "run" }
       end
     end
   end
