@@ -71,6 +71,17 @@ class RealAppsTest < Minitest::Test
       bad_status: 0, load_generator_bound: false, cpu: { other_cores: 0.0 } }
   end
 
+  # A run's JSON in dir, as bench/run writes it: spindle-threads at 240 req/s, Puma at puma.
+  def write_run(dir, stamp, ruby, puma)
+    path = File.join(dir, "rails-#{stamp}.json")
+    record = { scenario: { name: "rails" }, started_at: stamp, machine: { ruby: ruby, yjit: {} },
+               servers: [{ name: "spindle-threads", family: "spindle" }, { name: "puma", family: "peer" }],
+               settings: { processes: [1], connections: [16] },
+               measurements: [measurement("spindle-threads", 240, 50.0), measurement("puma", puma, 60.0)] }
+    File.write(path, JSON.generate(record))
+    path
+  end
+
   def summary(measurements, peers: %w[puma falcon])
     servers = [%w[spindle-threads spindle], *peers.map { |p| [p, "peer"] }]
     Bench::Summary.new(servers: servers.map { |n, f| { name: n, family: f } },
@@ -95,18 +106,10 @@ class RealAppsTest < Minitest::Test
 
   def test_the_page_shows_the_newest_run_on_the_other_ruby_beside_its_own
     Dir.mktmpdir do |dir|
-      run = lambda do |stamp, ruby, puma|
-        path = File.join(dir, "rails-#{stamp}.json")
-        record = { scenario: { name: "rails" }, started_at: stamp, machine: { ruby: ruby, yjit: {} },
-                   servers: [{ name: "spindle-threads", family: "spindle" }, { name: "puma", family: "peer" }],
-                   settings: { processes: [1], connections: [16] },
-                   measurements: [measurement("spindle-threads", 240, 50.0), measurement("puma", puma, 60.0)] }
-        File.write(path, JSON.generate(record))
-        path
-      end
-      run.call("20261101-000000", "ruby 3.3.8 (old)", 100)
-      run.call("20261102-000000", "ruby 3.3.8 (newer)", 200)
-      mine = run.call("20261103-000000", "ruby 3.1.2p20", 120)
+      write_run(dir, "20261101-000000", "ruby 3.3.8 (old)", 100)
+      write_run(dir, "20261102-000000", "ruby 3.3.8 (newer)", 200)
+      write_run(dir, "20261103-000000", "ruby 3.1.2p20 (an older 3.1 run)", 150)
+      mine = write_run(dir, "20261104-000000", "ruby 3.1.2p20", 120)
       _, other = Bench::RealAppReport.sections(Bench::Report::Writer.load(mine))
       assert_includes other, "## On Ruby 3.3 (YJIT off): the newest run there"
       assert_includes other, "[data/rails-20261102-000000.json]"
@@ -115,7 +118,12 @@ class RealAppsTest < Minitest::Test
   end
 
   def test_no_other_ruby_section_when_every_run_had_the_same_ruby
-    assert_nil Bench::RealAppReport.other_ruby(summary([measurement("puma", 200, 60.0)]))
+    Dir.mktmpdir do |dir|
+      write_run(dir, "20261101-000000", "ruby 3.1.2p20", 100)
+      mine = write_run(dir, "20261102-000000", "ruby 3.1.2p20", 120)
+      assert_nil Bench::RealAppReport.other_ruby(Bench::Report::Writer.load(mine))
+    end
+    assert_nil Bench::RealAppReport.other_ruby(summary([measurement("puma", 200, 60.0)])), "a record read from no file"
   end
 
   def test_no_profile_section_without_a_profiled_run

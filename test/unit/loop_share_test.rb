@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "test_helper"
+require "io/wait"
 require "spindle/engine/loop_share"
 require_relative "../support/waiting"
 
@@ -8,6 +9,7 @@ require_relative "../support/waiting"
 # says, as under every other engine.
 class LoopShareTest < Minitest::Test
   include Waiting
+
   def share_of(loops, max)
     share = Spindle::Engine::LoopShare.new(loops)
     tables = Array.new(loops) { {}.compare_by_identity.tap { |table| share.join(table) } }
@@ -39,7 +41,9 @@ class LoopShareTest < Minitest::Test
     4.times { |i| ahead[i] = true }
     refute share.behind_busy?(ahead), "a loop not running yet has taken no turn"
 
-    asleep = Thread.new { share.running(behind) && sleep }
+    # Waiting on a descriptor with the GVL let go, as a loop's selector does.
+    reader, writer = IO.pipe
+    asleep = Thread.new { share.running(behind) && reader.wait_readable }
     wait_until("the loop thread asleep", deadline: 10, interval: 0.001) { asleep.status == "sleep" }
     refute share.behind_busy?(ahead), "asleep in its selector"
 
@@ -47,5 +51,6 @@ class LoopShareTest < Minitest::Test
     wait_until("the running loop counted busy", deadline: 10, interval: 0.001) { share.behind_busy?(ahead) }
   ensure
     [asleep, spinning].compact.each(&:kill).each(&:join)
+    [reader, writer].compact.each(&:close)
   end
 end

@@ -24,7 +24,8 @@ module Spindle
     # process held the GVL through the wait. It takes clients as soon as it
     # runs, so the loop ahead keeps waiting. Judged on the wait alone, a
     # thread of the app spinning beside the loops made one of 4 loops take
-    # 60 of a burst of 100 clients (1 try in 10; the others took 8-16).
+    # 60-72 of a burst of 100 clients in 2 tries of 16 (the others took
+    # 8-16 each); none since, in 16.
     class LoopShare
       SLACK = 2
       OTHERS_FIRST = 0.005
