@@ -14,30 +14,25 @@ module Bench
 
   # Spindle: one entry per engine. 2-process runs pass -w 2; while bin/spindle
   # rejects the flag (it exits non-zero at start) they are reported unavailable.
-  # -t goes to the engines it sizes a pool for, and to any a scenario gives
-  # a count of its own (threads: { "spindle-hybrid" => N }).
   spindle = lambda do |engine, *flags|
     lambda do |l|
       workers = l.processes > 1 ? ["-w", l.processes.to_s] : []
-      threads = l.spec.threaded || l.scenario.threads&.key?(l.spec.name) ? ["-t", l.thread_range] : []
-      [RbConfig.ruby, "bin/spindle", "--engine", engine, *threads, *workers, *flags,
+      [RbConfig.ruby, "bin/spindle", "--engine", engine, "-t", l.thread_range, *workers, *flags,
        "-b", "tcp://#{l.address}", "-q", *l.scenario.server_args_for(l.spec.name), l.rackup]
     end
   end
-  # engine => [model, whether the run's thread count applies, notes].
-  # hybrid's -t counts fiber loops, not requests in flight (each loop runs
-  # any number), so it runs with its own default, as the single-threaded
-  # engines do: fewer loops cost less (docs/ENGINES.md).
+  # engine => [model, whether -t applies]. Every engine gets the same -t
+  # flag; blocking and fibers run on one thread and ignore it.
   engines = {
-    "blocking" => ["one request at a time per process (the reference)", false, "one thread"],
-    "threads" => ["reactor + thread pool", true, nil],
-    "fibers" => ["one fiber loop, a fiber per connection", false, "one thread"],
-    "hybrid" => ["several threads, each with a fiber loop", false, "its default 2 loops (-t counts loops)"],
+    "blocking" => ["one request at a time per process (the reference)", false],
+    "threads" => ["reactor + thread pool", true],
+    "fibers" => ["one fiber loop, a fiber per connection", false],
+    "hybrid" => ["several threads, each with a fiber loop", true],
   }
-  engines.each do |engine, (model, threaded, notes)|
+  engines.each do |engine, (model, threaded)|
     s.add "spindle-#{engine}", family: :spindle, runtime: :spindle, model: model, threaded: threaded,
                                command: spindle.call(engine), version: -> { Versions.spindle },
-                               notes: notes,
+                               notes: ("one thread; ignores -t" unless threaded),
                                ready_timeout: 120 # the first start may compile the C extension
   end
 
@@ -48,7 +43,7 @@ module Bench
   { "" => ["--cpu-affinity", "each process and its threads on one CPU"],
     "-app" => ["--cpu-affinity=app", "the threads that run the app on one CPU per process"] }.each do |suffix, (flag, what)|
     %w[threads hybrid].each do |engine|
-      model, threaded, = engines.fetch(engine)
+      model, threaded = engines.fetch(engine)
       s.add "spindle-#{engine}+cpu-affinity#{suffix}", family: :spindle, runtime: :spindle, model: model, threaded: threaded,
                                                        command: spindle.call(engine, flag), version: -> { Versions.spindle },
                                                        notes: "#{flag}: #{what}", explicit: true, ready_timeout: 120
@@ -60,7 +55,7 @@ module Bench
   # like the entries above. They stalled `threads` (docs/ENGINES.md).
   mn = ->(command) { ->(l) { ["env", "RUBY_MN_THREADS=1", *command.call(l)] } }
   %w[threads hybrid].each do |engine|
-    model, threaded, = engines.fetch(engine)
+    model, threaded = engines.fetch(engine)
     s.add "spindle-#{engine}+mn", family: :spindle, runtime: :spindle, model: model, threaded: threaded,
                                   command: mn.call(spindle.call(engine)), version: -> { Versions.spindle },
                                   notes: "RUBY_MN_THREADS=1: Ruby 3.3's M:N threads", explicit: true, ready_timeout: 120
@@ -70,7 +65,7 @@ module Bench
   # at REV. A peer in the reports, so "x Spindle best" compares against it.
   if (rev = Baseline.rev)
     root = nil
-    engines.each do |engine, (model, threaded, _notes)|
+    engines.each do |engine, (model, threaded)|
       s.add "spindle-#{engine}@#{rev}", family: :peer, runtime: :spindle, model: model, threaded: threaded,
                                         root: -> { root ||= Baseline.checkout(rev) },
                                         command: spindle.call(engine), version: -> { "#{rev} (baseline)" },

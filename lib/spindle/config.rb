@@ -47,7 +47,7 @@ module Spindle
     end
 
     OPTIONS.each do |option|
-      next if %i[binds drain_delay threads].include?(option.name) # defined below: their defaults depend on others
+      next if %i[binds drain_delay].include?(option.name) # defined below: their defaults depend on others
 
       define_method(option.name) { @values.fetch(option.name) }
     end
@@ -75,17 +75,6 @@ module Spindle
     end
 
     def cluster? = workers.positive?
-
-    # The threads engine's pool, and hybrid's loops, when no layer says.
-    DEFAULT_THREADS = [1, 5].freeze
-    # hybrid's loops take turns at one GVL, and each loop more costs CPU per
-    # request: on the Rails page (Ruby 3.3 + YJIT) 2 loops served 1.2-1.3x
-    # the requests of 5 at one process, with half the p99 (ENGINES.md).
-    HYBRID_LOOPS = [2, 2].freeze
-
-    def threads
-      @values[:threads] || (engine == "hybrid" ? HYBRID_LOOPS : DEFAULT_THREADS)
-    end
 
     def min_threads = threads.first
     def max_threads = threads.last

@@ -52,17 +52,6 @@ class ConfigOptionsTest < Minitest::Test
     assert_equal false, Spindle::RackHandler.build_config(CpuAffinity: "off").cpu_affinity
   end
 
-  # hybrid's default is its own: each loop more costs CPU at one GVL. A
-  # thread range given, on the command line or in a file, wins for either.
-  def test_threads_default_follows_the_engine
-    assert_equal [1, 5], Config.build({}).threads
-    assert_equal [1, 5], Config.build({ engine: "threads" }).threads
-    assert_equal [2, 2], Config.build({ engine: "hybrid" }).threads
-    assert_equal 2, Config.build({ engine: "hybrid" }).max_threads
-    assert_equal [5, 5], Config.build({ engine: "hybrid", threads: [5, 5] }).threads
-    assert_equal [8, 8], Config.build(Spindle::CLI.new.parse(%w[--engine hybrid -t 8])).threads
-  end
-
   # Item 19: ports are 16 bits; 0 asks the kernel for a free one.
   def test_port_range
     assert_equal 0, Spindle::CLI.new.parse(["-p", "0"])[:port]
