@@ -2,7 +2,6 @@
 
 require "test_helper"
 require "open3"
-require "rbconfig"
 
 # A newcomer's first `bin/spindle` must leave the clone as it came. The
 # Gemfile once pinned async and connection_pool by RUBY_VERSION, so on Ruby
