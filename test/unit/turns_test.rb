@@ -2,10 +2,13 @@
 
 require "test_helper"
 require "spindle/engine/turns"
+require_relative "../support/call_counter"
 
 # A thread's share of the GVL: it passes the GVL on after a request only
 # once it has served for its slice, then starts a new slice.
 class TurnsTest < Minitest::Test
+  include CallCounter
+
   Turns = Spindle::Engine::Turns
 
   def test_the_slices_of_the_others_add_up_to_the_turn_wait
@@ -91,16 +94,4 @@ class TurnsTest < Minitest::Test
   ensure
     GC.enable unless was_off
   end
-
-  # Calls the block makes, on this thread, to Thread's and Process's own
-  # methods (:pass, :clock_gettime), by name.
-  def counting_calls
-    calls = Hash.new(0)
-    owners = [Thread.singleton_class, Process.singleton_class]
-    tracer = TracePoint.new(:c_call) { |tp| calls[tp.method_id] += 1 if owners.include?(tp.defined_class) }
-    tracer.enable(target_thread: Thread.current) { yield }
-    calls
-  end
-
-  def counting_passes(&) = counting_calls(&)[:pass]
 end

@@ -31,16 +31,27 @@ module Spindle
       # and on the blog page it passed after every request (Turns#served was
       # 3-5 % of hybrid's CPU samples). A CPU clock is its thread's, so the
       # Turns is made at the loop's first request, on the loop's thread.
+      #
+      # A turn serves each of the loop's clients once at most: a client's
+      # second request in one turn ends the turn first. With only the slice,
+      # a loop with the GVL went round its clients several times (on hello,
+      # 0.5 ms is about 45 requests, 3 or 4 for each of 13 clients) while
+      # the other loops' clients waited for it: a p99 of 7-8x the median at
+      # c=64 on Ruby 3.1, and 57x at c=16 (PERFORMANCE.md).
       class TakingTurns
         def initialize(handler, slice)
           @handler = handler
           @slice = slice
           @turns = nil
+          @served = {}.compare_by_identity # the clients served in this turn: a slice's worth at most
         end
 
         def serve(conn)
+          turns = (@turns ||= Turns.new(@slice))
+          next_turn(turns) if @served.key?(conn)
+          @served[conn] = true
           outcome = @handler.serve(conn)
-          (@turns ||= Turns.new(@slice)).served
+          @served.clear if turns.served
           outcome
         end
 
@@ -48,6 +59,13 @@ module Spindle
         def refuse(...) = @handler.refuse(...)
         def refuse_proxy_header(...) = @handler.refuse_proxy_header(...)
         def writer = @handler.writer
+
+        private
+
+        def next_turn(turns)
+          turns.pass
+          @served.clear
+        end
       end
 
       def self.multithread? = true

@@ -63,22 +63,31 @@ module Spindle
         start
       end
 
-      # After a request. The clocks are read here, not through helpers: this
-      # runs per request. When the wall-time slice is spent but the CPU-time
-      # one is not, the wall-time slice restarts as if only the CPU time used
-      # had passed: the rest of the CPU slice takes at least as long in wall
-      # time, so the CPU clock (a syscall) is not read again before then.
+      # After a request; true when it passed the GVL on. The clocks are read
+      # here, not through helpers: this runs per request. When the wall-time
+      # slice is spent but the CPU-time one is not, the wall-time slice
+      # restarts as if only the CPU time used had passed: the rest of the CPU
+      # slice takes at least as long in wall time, so the CPU clock (a
+      # syscall) is not read again before then.
       def served
         now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-        return if now - @began < @slice
+        return false if now - @began < @slice
 
         used = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) - @cpu_began
         if used < @slice
           @began = now - used
+          false
         else
-          Thread.pass
-          start
+          pass
         end
+      end
+
+      # Ends this thread's turn before its slice is spent: the others run
+      # first. True.
+      def pass
+        Thread.pass
+        start
+        true
       end
 
       private
