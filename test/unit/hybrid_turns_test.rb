@@ -37,12 +37,12 @@ class HybridTurnsTest < Minitest::Test
     assert_in_delta 0.0005, Hybrid.slice(5), 1e-12
   end
 
-  # A turn serves each client of the loop once at most: the slice alone let
-  # a loop go round its clients several times while the other loops'
-  # clients waited (hello at c=16: a p99 of 57x the median on Ruby 3.1).
+  # A turn goes round the loop's clients once: the slice alone let a loop
+  # serve each of its clients several times while the other loops' clients
+  # waited (hello at c=16: a p99 of about 50x the median).
   def test_a_clients_second_request_in_a_turn_lets_the_other_loops_go_first
     handler = Served.new
-    turns = TakingTurns.new(handler, 3600) # an hour: the slice is never spent here
+    turns = TakingTurns.new(handler, 3600, shortest: 0) # the slice is never spent here
     a = Object.new
     b = Object.new
 
@@ -51,6 +51,16 @@ class HybridTurnsTest < Minitest::Test
     assert_equal 0, counting_passes { turns.serve(b) }, "the new turn has not served b yet"
     assert_equal 1, counting_passes { turns.serve(b) }
     assert_equal [a, b, a, b, b], handler.conns, "every request is served, after the pass"
+  end
+
+  # Until a turn has lasted SHORTEST_TURN of its slice, a repeat does not
+  # end it: that bounds what the passes cost (a quarter of hello's
+  # throughput at c=16 on Ruby 3.3 when every repeat passed).
+  def test_a_young_turn_serves_a_client_again
+    turns = TakingTurns.new(Served.new, 3600) # shortest turn: 900 s
+    a = Object.new
+
+    assert_equal 0, counting_passes { 3.times { turns.serve(a) } }
   end
 
   # Passing at the end of a slice starts a new turn too: the clients served

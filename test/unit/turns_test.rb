@@ -38,6 +38,14 @@ class TurnsTest < Minitest::Test
     assert_equal 3, passes, "a spent slice passes after every request"
   end
 
+  # An early end of a turn (hybrid's loops, at a client's second request in
+  # a turn) passes only once the turn is old enough.
+  def test_passes_early_only_after_the_shortest_turn
+    turns = Turns.new(3600)
+    assert_equal 0, counting_passes { refute turns.pass_after(3600) }
+    assert_equal 1, counting_passes { assert turns.pass_after(0) }
+  end
+
   # A slice is CPU time: time spent off the CPU (waiting for the GVL, for a
   # database) is not serving, so it does not spend the slice. The tracer is
   # on before the slice starts: turning it on walks the heap, and in the

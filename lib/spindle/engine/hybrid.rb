@@ -32,23 +32,31 @@ module Spindle
       # 3-5 % of hybrid's CPU samples). A CPU clock is its thread's, so the
       # Turns is made at the loop's first request, on the loop's thread.
       #
-      # A turn serves each of the loop's clients once at most: a client's
-      # second request in one turn ends the turn first. With only the slice,
-      # a loop with the GVL went round its clients several times (on hello,
-      # 0.5 ms is about 45 requests, 3 or 4 for each of 13 clients) while
-      # the other loops' clients waited for it: a p99 of 7-8x the median at
-      # c=64 on Ruby 3.1, and 57x at c=16 (PERFORMANCE.md).
+      # A turn goes round the loop's clients once: a client's second request
+      # in a turn ends the turn first, unless the turn is younger than
+      # SHORTEST_TURN slices. With only the slice, a loop with the GVL went
+      # round its clients several times (on hello, 0.5 ms is about 45
+      # requests, 3 or 4 for each of 13 clients) while the other loops'
+      # clients waited for it: a p99 of 6-9x the median at c=64 and about
+      # 50x at c=16, on Ruby 3.1 and 3.3. The shortest turn bounds the cost
+      # of the passes: ending every turn at the first repeat cost a quarter
+      # of hello's throughput at c=16 on 3.3, where 5 loops hold 3 clients
+      # each (PERFORMANCE.md).
       class TakingTurns
-        def initialize(handler, slice)
+        SHORTEST_TURN = 0.25
+
+        # shortest: the shortest turn, in seconds.
+        def initialize(handler, slice, shortest: slice * SHORTEST_TURN)
           @handler = handler
           @slice = slice
+          @shortest = shortest
           @turns = nil
           @served = {}.compare_by_identity # the clients served in this turn: a slice's worth at most
         end
 
         def serve(conn)
           turns = (@turns ||= Turns.new(@slice))
-          next_turn(turns) if @served.key?(conn)
+          @served.clear if @served.key?(conn) && turns.pass_after(@shortest)
           @served[conn] = true
           outcome = @handler.serve(conn)
           @served.clear if turns.served
@@ -59,13 +67,6 @@ module Spindle
         def refuse(...) = @handler.refuse(...)
         def refuse_proxy_header(...) = @handler.refuse_proxy_header(...)
         def writer = @handler.writer
-
-        private
-
-        def next_turn(turns)
-          turns.pass
-          @served.clear
-        end
       end
 
       def self.multithread? = true

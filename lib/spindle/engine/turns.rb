@@ -82,15 +82,21 @@ module Spindle
         end
       end
 
-      # Ends this thread's turn before its slice is spent: the others run
-      # first. True.
+      # Ends this thread's turn before its slice is spent, once the turn has
+      # lasted at least seconds: the others run first. True if it passed.
+      def pass_after(seconds)
+        return false if Process.clock_gettime(Process::CLOCK_MONOTONIC) - @began < seconds
+
+        pass
+      end
+
+      private
+
       def pass
         Thread.pass
         start
         true
       end
-
-      private
 
       def start
         @began = Process.clock_gettime(Process::CLOCK_MONOTONIC)
