@@ -61,6 +61,14 @@ module Bench
                                   notes: "RUBY_MN_THREADS=1: Ruby 3.3's M:N threads", explicit: true, ready_timeout: 120
   end
 
+  # Each engine again on glibc's malloc (--allocator glibc), beside the
+  # default (jemalloc when installed). Explicit, like the entries above.
+  engines.each do |engine, (model, threaded)|
+    s.add "spindle-#{engine}+glibc", family: :spindle, runtime: :spindle, model: model, threaded: threaded,
+                                     command: spindle.call(engine, "--allocator", "glibc"), version: -> { Versions.spindle },
+                                     notes: "--allocator glibc", explicit: true, ready_timeout: 120
+  end
+
   # SPINDLE_BASELINE=REV (Bench::Baseline): each engine again, as committed
   # at REV. A peer in the reports, so "x Spindle best" compares against it.
   if (rev = Baseline.rev)
