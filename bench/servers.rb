@@ -36,38 +36,35 @@ module Bench
                                ready_timeout: 120 # the first start may compile the C extension
   end
 
-  # The threaded engines again with --cpu-affinity (off by default; see
-  # docs/ENGINES.md), in each mode: +cpu-affinity pins the whole process,
-  # +cpu-affinity-app the threads that run the app. Explicit: only the exact
-  # name in --servers runs one, so default runs and spindle-* stay as they were.
+  # An engine again with something changed, as spindle-ENGINE+NAME.
+  # Explicit: only the exact name in --servers runs one, so default runs and
+  # spindle-* stay as they were.
+  variant = lambda do |engine, name, command, notes|
+    model, threaded = engines.fetch(engine)
+    s.add "spindle-#{engine}+#{name}", family: :spindle, runtime: :spindle, model: model, threaded: threaded,
+                                       command: command, version: -> { Versions.spindle }, notes: notes,
+                                       explicit: true, ready_timeout: 120
+  end
+
+  # The threaded engines with --cpu-affinity (docs/ENGINES.md), in each mode:
+  # +cpu-affinity pins the whole process, +cpu-affinity-app the threads that
+  # run the app.
   { "" => ["--cpu-affinity", "each process and its threads on one CPU"],
     "-app" => ["--cpu-affinity=app", "the threads that run the app on one CPU per process"] }.each do |suffix, (flag, what)|
-    %w[threads hybrid].each do |engine|
-      model, threaded = engines.fetch(engine)
-      s.add "spindle-#{engine}+cpu-affinity#{suffix}", family: :spindle, runtime: :spindle, model: model, threaded: threaded,
-                                                       command: spindle.call(engine, flag), version: -> { Versions.spindle },
-                                                       notes: "#{flag}: #{what}", explicit: true, ready_timeout: 120
-    end
+    %w[threads hybrid].each { |engine| variant.call(engine, "cpu-affinity#{suffix}", spindle.call(engine, flag), "#{flag}: #{what}") }
   end
 
-  # The threaded engines and Puma again on Ruby 3.3's M:N threads
-  # (RUBY_MN_THREADS=1, experimental in 3.3; Ruby 3.1 ignores it). Explicit,
-  # like the entries above. They stalled `threads` (docs/ENGINES.md).
+  # The threaded engines on Ruby 3.3's M:N threads (RUBY_MN_THREADS=1,
+  # experimental in 3.3; Ruby 3.1 ignores it). They stalled `threads`
+  # (docs/ENGINES.md).
   mn = ->(command) { ->(l) { ["env", "RUBY_MN_THREADS=1", *command.call(l)] } }
   %w[threads hybrid].each do |engine|
-    model, threaded = engines.fetch(engine)
-    s.add "spindle-#{engine}+mn", family: :spindle, runtime: :spindle, model: model, threaded: threaded,
-                                  command: mn.call(spindle.call(engine)), version: -> { Versions.spindle },
-                                  notes: "RUBY_MN_THREADS=1: Ruby 3.3's M:N threads", explicit: true, ready_timeout: 120
+    variant.call(engine, "mn", mn.call(spindle.call(engine)), "RUBY_MN_THREADS=1: Ruby 3.3's M:N threads")
   end
 
-  # Each engine again on glibc's malloc (--allocator glibc), beside the
-  # default (jemalloc when installed). Explicit, like the entries above.
-  engines.each do |engine, (model, threaded)|
-    s.add "spindle-#{engine}+glibc", family: :spindle, runtime: :spindle, model: model, threaded: threaded,
-                                     command: spindle.call(engine, "--allocator", "glibc"), version: -> { Versions.spindle },
-                                     notes: "--allocator glibc", explicit: true, ready_timeout: 120
-  end
+  # Each engine on glibc's malloc, beside the default (jemalloc when
+  # installed; docs/MEMORY.md).
+  engines.each_key { |engine| variant.call(engine, "glibc", spindle.call(engine, "--allocator", "glibc"), "--allocator glibc") }
 
   # SPINDLE_BASELINE=REV (Bench::Baseline): each engine again, as committed
   # at REV. A peer in the reports, so "x Spindle best" compares against it.
