@@ -53,4 +53,62 @@ class LoopShareTest < Minitest::Test
     [asleep, spinning].compact.each(&:kill).each(&:join)
     [reader, writer].compact.each(&:close)
   end
+
+  # What LoopShare#lighter asks of a loop (FiberLoop#load, #held?).
+  FakeLoop = Struct.new(:load, :turned) do
+    def held? = !turned
+  end
+
+  # A loop joined with its table; its thread runs block (nil: not running yet).
+  def placing(share, load, turned: true, &block)
+    table = {}.compare_by_identity
+    fake = FakeLoop.new(load, turned)
+    share.join(table, fake)
+    if block
+      joined = Queue.new
+      (@threads ||= []) << Thread.new { share.running(table) && joined << true && block.call }
+      joined.pop
+    end
+    fake
+  end
+
+  # A client goes to the loop holding the fewest, if it holds fewer than the
+  # loop that accepted it: the loops get equal turns with the GVL, so their
+  # clients are served alike only when they hold alike (FiberLoop#place).
+  def test_a_client_goes_to_the_loop_holding_the_fewest
+    share = Spindle::Engine::LoopShare.new(4)
+    busy = -> { loop { Thread.pass } }
+    accepting = placing(share, 5, &busy)
+    placing(share, 4, &busy)
+    fewest = placing(share, 2, &busy)
+    placing(share, 3, &busy)
+    wait_until("every loop running", deadline: 10, interval: 0.001) { @threads.all? { |t| t.status == "run" } }
+
+    assert_same fewest, share.lighter(accepting)
+    assert_nil share.lighter(fewest), "none holds fewer: it keeps the client"
+  ensure
+    @threads&.each(&:kill)&.each(&:join)
+  end
+
+  # A loop running Ruby whose scheduler has not turned is held by a request
+  # that does not yield: a client handed to it would wait for that request.
+  # One asleep in its selector takes it at once; one not running yet, never.
+  def test_only_a_loop_that_will_start_the_client_soon_gets_it
+    share = Spindle::Engine::LoopShare.new(4)
+    reader, writer = IO.pipe
+    accepting = placing(share, 5) { loop { Thread.pass } }
+    held = placing(share, 1, turned: false) { loop { Thread.pass } }
+    placing(share, 0) # not running
+    asleep = placing(share, 3, turned: false) { reader.wait_readable }
+    wait_until("the loops running or asleep", deadline: 10, interval: 0.001) do
+      @threads[0].status == "run" && @threads[1].status == "run" && @threads[2].status == "sleep"
+    end
+
+    assert_same asleep, share.lighter(accepting)
+    held.turned = true
+    assert_same held, share.lighter(accepting), "its scheduler turns again"
+  ensure
+    @threads&.each(&:kill)&.each(&:join)
+    [reader, writer].compact.each(&:close)
+  end
 end

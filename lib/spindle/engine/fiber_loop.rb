@@ -14,6 +14,7 @@ require_relative "deadline_sweeper"
 require_relative "fiber_admission"
 require_relative "outbox"
 require_relative "deadlines"
+require_relative "inbox"
 
 module Spindle
   module Engine
@@ -62,7 +63,10 @@ module Spindle
         @deadlines = Deadlines.new(config)
         @reader = RequestReader.new(handler, config, @deadlines)
         @connections = {}.compare_by_identity # Connection => its Async::Task
-        @share = share&.join(@connections)
+        @share = share&.join(@connections, self)
+        @inbox = Inbox.new if share # clients the other loops accepted for this one
+        @served_at = 0.0 # when this loop last finished a request (hybrid)
+        @detector = nil
         @siblings = siblings
         @accept_burst = config.workers <= 1 ? [ACCEPT_BURST / (share&.loops || 1), 1].max : 1
         @starting = 0 # accepted, their fibers queued (#start)
@@ -74,19 +78,36 @@ module Spindle
         Sync do |task|
           @connection_ended = Async::Condition.new
           @root = task
-          detector = StallDetector.new(@log, @config.stall_threshold).start(task)
+          @detector = StallDetector.new(@log, @config.stall_threshold).start(task)
           sweeper = DeadlineSweeper.new(@connections, @deadlines, @handler.writer).start(task)
           acceptors = @listeners.map { |listener| task.async { accept_loop(listener) } }
+          acceptors << task.async { @inbox.each { |socket, listener| start(socket, listener) } } if @inbox
           @wake_r.wait_readable
           drain(acceptors, sweeper)
           sweeper.stop
-          detector.stop
+          @detector.stop
         end
       end
 
       # From any thread.
       def stop
         @wake_w.write_nonblock(".", exception: false)
+      end
+
+      # hybrid (LoopShare#lighter), from any loop's thread: the clients this
+      # loop holds or is about to start, and how to hand it one.
+      def load = @connections.size + @starting + @inbox.size
+      def hand(socket, listener) = @inbox.hand(socket, listener)
+
+      # Whether this loop's scheduler has missed two of its StallDetector's
+      # heartbeats (a quarter of --stall-threshold apart) and finished no
+      # request meanwhile: code that does not yield holds it. Also before
+      # it runs.
+      def held?
+        return true unless @detector
+
+        last = [@served_at, @detector.last_beat].max
+        Process.clock_gettime(Process::CLOCK_MONOTONIC) - last > 2 * @detector.interval
       end
 
       private
@@ -99,9 +120,22 @@ module Spindle
             victims = admission.wait(@starting)
             socket = accept(listener) or break
             admission.admitted(victims)
-            start(socket, listener)
+            place(socket, listener)
           end
         end
+      end
+
+      # hybrid: a client goes to the loop that holds the fewest (LoopShare#lighter),
+      # so each loop's clients are as many as the others'. The loops get
+      # about equal turns with the GVL however many clients each holds, so
+      # the clients of a loop holding more were served less often: on the
+      # Rails page (Ruby 3.3) each client of a loop holding 6 got 184-225
+      # requests in 3 s, each of one holding 4 got 253-276 (PERFORMANCE.md).
+      # The loop that accepts is whichever holds the GVL when clients
+      # arrive, so the split was left to chance at every burst.
+      def place(socket, listener)
+        target = @share&.lighter(self)
+        start(socket, listener) unless target&.hand(socket, listener)
       end
 
       # Queues the connection's fiber to start at the loop's next turn, and
@@ -163,6 +197,7 @@ module Spindle
         turns = 0
         while state == :complete
           outcome = @handler.serve(conn)
+          @served_at = Process.clock_gettime(Process::CLOCK_MONOTONIC) if @inbox
           return if outcome == :hijacked
           # This fiber writes what a slow reader has not taken yet (Outbox#finish).
           return conn.close unless conn.outbox.finish && outcome == :keep_alive
@@ -183,6 +218,7 @@ module Spindle
       # (#start), so none can be missed.
       def drain(acceptors, sweeper)
         acceptors.each(&:stop)
+        @inbox&.close&.each(&:close)
         sweeper.drain!
         @connection_ended.wait until @connections.empty? && @starting.zero?
       end

@@ -35,6 +35,7 @@ module Spindle
       def initialize(loops)
         @loops = loops
         @tables = [] # each loop's open connections (a Hash)
+        @placing = {}.compare_by_identity # a loop that takes clients handed over (FiberLoop#hand) => its table
         @threads = {}.compare_by_identity # a table => its loop's thread, once it runs
         @accepted = 0 # clients taken by every loop, ever
       end
@@ -44,9 +45,11 @@ module Spindle
       # A loop took a client. Loops run under one GVL: += needs no lock.
       def accepted! = @accepted += 1
 
-      # A loop's table of open connections; from its constructor.
-      def join(table)
+      # A loop's table of open connections; from its constructor. placing:
+      # the loop itself, when other loops may hand it clients (#lighter).
+      def join(table, placing = nil)
         @tables << table
+        @placing[placing] = table if placing
         self
       end
 
@@ -65,6 +68,16 @@ module Spindle
         [(max / @loops) + (index < max % @loops ? 1 : 0), 1].max
       end
 
+      # The loop that should take a client loop accepted, when it is not loop
+      # itself: the one holding the fewest (FiberLoop#load) if that is fewer
+      # than loop's. Only a loop that will start it soon: asleep in its
+      # selector, or running and not held by code that does not yield
+      # (FiberLoop#held?). nil: loop keeps it.
+      def lighter(loop)
+        own = loop.load
+        @placing.each_key.select { |other| other.load < own && ready?(other) }.min_by(&:load)
+      end
+
       # The connections every loop holds.
       def held = @tables.sum(&:size)
 
@@ -80,6 +93,15 @@ module Spindle
       def behind_busy?(table)
         most = table.size - SLACK
         @tables.all? { |other| other.size >= most || @threads[other]&.status == "run" }
+      end
+
+      private
+
+      def ready?(other)
+        thread = @threads[@placing[other]]
+        return false unless thread&.alive?
+
+        thread.status == "sleep" || !other.held?
       end
     end
   end

@@ -49,6 +49,11 @@ module Spindle
         @interval = threshold / 4.0
       end
 
+      # When the loop's scheduler last ran the heartbeat (CLOCK_MONOTONIC),
+      # which it does every interval seconds.
+      def last_beat = @beat
+      attr_reader :interval
+
       def start(task)
         loop_thread = Thread.current
         @beat = now
