@@ -26,6 +26,10 @@ module Spindle
     # thread of the app spinning beside the loops made one of 4 loops take
     # 60-72 of a burst of 100 clients in 2 tries of 16 (the others took
     # 8-16 each); none since, in 16.
+    #
+    # Whichever loop accepts a client, it then goes to the loop holding the
+    # fewest (#lighter, FiberLoop#place): the loops get equal turns at the
+    # GVL, so only an even split serves their clients alike.
     class LoopShare
       SLACK = 2
       OTHERS_FIRST = 0.005
@@ -68,13 +72,13 @@ module Spindle
         [(max / @loops) + (index < max % @loops ? 1 : 0), 1].max
       end
 
-      # The loop that should take a client loop accepted, when it is not loop
-      # itself: the one holding the fewest (FiberLoop#load) if that is fewer
-      # than loop's. Only a loop that will start it soon: asleep in its
-      # selector, or running and not held by code that does not yield
-      # (FiberLoop#held?). nil: loop keeps it.
-      def lighter(loop)
-        own = loop.load
+      # The loop that should take a client accepting (a loop) accepted, when
+      # it is not accepting itself: the one holding the fewest
+      # (FiberLoop#load) if that is fewer than accepting's. Only a loop that
+      # will start it soon: asleep in its selector, or running and not held
+      # by code that does not yield (FiberLoop#held?). nil: accepting keeps it.
+      def lighter(accepting)
+        own = accepting.load
         @placing.each_key.select { |other| other.load < own && ready?(other) }.min_by(&:load)
       end
 
