@@ -70,8 +70,8 @@ class HybridBalanceTest < Minitest::Test
 
   private
 
-  # The connections the engine's loops hold or are about to start.
-  def held = @engine.instance_variable_get(:@loops).sum(&:load)
+  # The clients placed on the engine's loops and not gone.
+  def held = @engine.instance_variable_get(:@loops).sum(&:placed)
 
   # Returns once every loop thread waits in its selector, as a server's
   # loops do long before its first clients.

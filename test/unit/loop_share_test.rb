@@ -54,15 +54,15 @@ class LoopShareTest < Minitest::Test
     [reader, writer].compact.each(&:close)
   end
 
-  # What LoopShare#lighter asks of a loop (FiberLoop#load, #held?).
-  FakeLoop = Struct.new(:load, :turned) do
+  # What LoopShare#place and #lighter ask of a loop (FiberLoop#placed, #held?).
+  FakeLoop = Struct.new(:placed, :turned) do
     def held? = !turned
   end
 
   # A loop joined with its table; its thread runs block (nil: not running yet).
-  def placing(share, load, turned: true, &block)
+  def placing(share, placed, turned: true, &block)
     table = {}.compare_by_identity
-    fake = FakeLoop.new(load, turned)
+    fake = FakeLoop.new(placed, turned)
     share.join(table, fake)
     if block
       joined = Queue.new
@@ -88,6 +88,31 @@ class LoopShareTest < Minitest::Test
     assert_nil share.lighter(fewest), "none holds fewer: it keeps the client"
   ensure
     @threads&.each(&:kill)&.each(&:join)
+  end
+
+  # #place counts a client on the loop it chose before it returns, so the
+  # next choice, from whichever loop, sees it: clients accepted one after the
+  # other by any loops end up spread within one, and a client that leaves
+  # (#release) or stays with the loop that accepted it (#move) is counted off.
+  def test_place_counts_each_client_at_once
+    share = Spindle::Engine::LoopShare.new(3)
+    reader, writer = IO.pipe
+    loops = Array.new(3) { placing(share, 0) { reader.wait_readable } }
+    wait_until("the loops asleep", deadline: 10, interval: 0.001) { @threads.all? { |t| t.status == "sleep" } }
+
+    accepting = [0, 0, 1, 0, 2, 2, 1, 0, 0, 1, 2, 0, 0, 0]
+    accepting.each { |i| share.place(loops[i]) }
+    assert_equal [5, 5, 4], loops.map(&:placed).sort.reverse
+    assert_equal accepting.size, loops.sum(&:placed)
+
+    fewest = loops.min_by(&:placed)
+    share.move(fewest, loops[0])
+    share.release(loops[0])
+    assert_equal accepting.size - 1, loops.sum(&:placed)
+    assert_equal 3, fewest.placed
+  ensure
+    @threads&.each(&:kill)&.each(&:join)
+    [reader, writer].compact.each(&:close)
   end
 
   # A loop running Ruby whose scheduler has not turned is held by a request

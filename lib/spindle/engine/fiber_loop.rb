@@ -70,6 +70,7 @@ module Spindle
         @siblings = siblings
         @accept_burst = config.workers <= 1 ? [ACCEPT_BURST / (share&.loops || 1), 1].max : 1
         @starting = 0 # accepted, their fibers queued (#start)
+        @placed = 0 # hybrid: clients LoopShare#place counted on this loop
         @wake_r, @wake_w = IO.pipe
       end
 
@@ -94,9 +95,11 @@ module Spindle
         @wake_w.write_nonblock(".", exception: false)
       end
 
-      # hybrid (LoopShare#lighter), from any loop's thread: the clients this
-      # loop holds or is about to start, and how to hand it one.
-      def load = @connections.size + @starting + @inbox.size
+      # hybrid, from any loop's thread under LoopShare's lock: the clients
+      # placed on this loop and not gone (held, queued to start, or handed
+      # and in its inbox), and how to hand it one.
+      attr_accessor :placed
+
       def hand(socket, listener) = @inbox.hand(socket, listener)
 
       # Whether this loop's scheduler has missed two of its StallDetector's
@@ -125,7 +128,7 @@ module Spindle
         end
       end
 
-      # hybrid: a client goes to the loop that holds the fewest (LoopShare#lighter),
+      # hybrid: a client goes to the loop that holds the fewest (LoopShare#place),
       # so each loop's clients are as many as the others'. The loops get
       # about equal turns with the GVL however many clients each holds, so
       # the clients of a loop holding more were served less often: on the
@@ -134,8 +137,12 @@ module Spindle
       # The loop that accepts is whichever holds the GVL when clients
       # arrive, so the split was left to chance at every burst.
       def place(socket, listener)
-        target = @share&.lighter(self)
-        start(socket, listener) unless target&.hand(socket, listener)
+        target = @share ? @share.place(self) : self
+        return start(socket, listener) if target.equal?(self)
+        return if target.hand(socket, listener)
+
+        @share.move(target, self) # its inbox is closed (it drains): this loop keeps the client
+        start(socket, listener)
       end
 
       # Queues the connection's fiber to start at the loop's next turn, and
@@ -160,6 +167,7 @@ module Spindle
       rescue StandardError => e
         @log.exception(e, "connection not started")
         socket.close
+        @share&.release(self)
         @connection_ended.signal # a drain may be waiting for it
       end
 
@@ -182,6 +190,7 @@ module Spindle
         conn&.close
       ensure
         @connections.delete(conn)
+        @share&.release(self)
         publish_held
         @connection_ended.signal
       end

@@ -2,7 +2,7 @@
 
 module Spindle
   module Engine
-    # Clients another hybrid loop accepted for this one (LoopShare#lighter):
+    # Clients another hybrid loop accepted for this one (LoopShare#place):
     # sockets handed from one loop's thread to another's, with a pipe that
     # wakes the receiving loop. A socket just accepted is in no selector and
     # has no fiber yet, so it can change loops; once its fiber starts it

@@ -42,6 +42,7 @@ module Spindle
         @placing = {}.compare_by_identity # a loop that takes clients handed over (FiberLoop#hand) => its table
         @threads = {}.compare_by_identity # a table => its loop's thread, once it runs
         @accepted = 0 # clients taken by every loop, ever
+        @lock = Thread::Mutex.new # #place and #release: the loops' counts
       end
 
       attr_reader :accepted
@@ -72,14 +73,41 @@ module Spindle
         [(max / @loops) + (index < max % @loops ? 1 : 0), 1].max
       end
 
-      # The loop that should take a client accepting (a loop) accepted, when
-      # it is not accepting itself: the one holding the fewest
-      # (FiberLoop#load) if that is fewer than accepting's. Only a loop that
-      # will start it soon: asleep in its selector, or running and not held
-      # by code that does not yield (FiberLoop#held?). nil: accepting keeps it.
+      # The loop that takes a client accepting (a loop) accepted: #lighter,
+      # else accepting itself; counted on it at once (FiberLoop#placed),
+      # under a lock. A count read off the queues and tables a client passes
+      # through lagged behind it: a thread switch between two loops' choices,
+      # or while a handed client left the inbox for its fiber, gave a loop
+      # one client more than the others ([24, 25, 25, 26] of 100 on a busy
+      # machine; test/unit/hybrid_balance_test.rb).
+      def place(accepting)
+        @lock.synchronize do
+          target = lighter(accepting) || accepting
+          target.placed += 1
+          target
+        end
+      end
+
+      # A client #place counted on loop left it: its connection ended, or
+      # it never started there.
+      def release(loop) = @lock.synchronize { loop.placed -= 1 }
+
+      # A client #place counted on from stays with to (from's inbox closed).
+      def move(from, to)
+        @lock.synchronize do
+          from.placed -= 1
+          to.placed += 1
+        end
+      end
+
+      # The loop that should take a client accepting accepted, when it is
+      # not accepting itself: the one holding the fewest (FiberLoop#placed)
+      # if that is fewer than accepting's. Only a loop that will start it
+      # soon: asleep in its selector, or running and not held by code that
+      # does not yield (FiberLoop#held?). nil: accepting keeps it.
       def lighter(accepting)
-        own = accepting.load
-        @placing.each_key.select { |other| other.load < own && ready?(other) }.min_by(&:load)
+        own = accepting.placed
+        @placing.each_key.select { |other| other.placed < own && ready?(other) }.min_by(&:placed)
       end
 
       # The connections every loop holds.
