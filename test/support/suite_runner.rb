@@ -46,6 +46,7 @@ class SuiteRunner
 
   # Runs every job; prints a line per file and the totals. true when all passed.
   def run
+    $stdout.sync = true # a line per file as it ends, in a CI log too; and nothing left unwritten at an exec
     started = now
     puts "bin/test: #{@files} files, #{@jobs} at a time " \
          "(SPINDLE_TEST_JOBS=1 runs them in one process), Ruby #{RUBY_VERSION}"
