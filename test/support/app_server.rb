@@ -42,7 +42,7 @@ module AppServer
     output
   end
 
-  # A fresh database on the suite's PostgreSQL server; returns its URL.
+  # A fresh database on this process's PostgreSQL server; returns its URL.
   def create_database(prefix)
     name = "#{prefix}_#{Process.pid}_#{rand(1 << 20)}"
     admin = PG.connect(PostgresServer.shared.url)
