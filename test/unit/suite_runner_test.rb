@@ -40,6 +40,15 @@ class SuiteRunnerTest < Minitest::Test
     assert_match(/not loadable/, out)
   end
 
+  # The child hangs for good; the deadline, not its end, stops it.
+  def test_a_file_past_its_deadline_is_stopped_and_fails_the_run
+    hanging = test_file("integration", "hangs", "sleep")
+    passed, out = run_suite([hanging], jobs: 1, deadline: 1)
+    refute passed
+    assert_match(/^  FAIL .*hangs_test\.rb  \(no summary\)$/, out)
+    assert_match(/^    \| bin\/test: stopped after 1 s$/, out)
+  end
+
   def test_slow_kinds_start_first_and_unit_files_share_one_process
     files = [test_file("unit", "u1", "assert true"), test_file("unit", "u2", "assert true"),
              test_file("integration", "i", "assert true"), test_file("topology", "t", "assert true")]
@@ -67,11 +76,11 @@ class SuiteRunnerTest < Minitest::Test
     path
   end
 
-  def run_suite(files, jobs:)
+  def run_suite(files, jobs:, **options)
     out = StringIO.new
     stdout = $stdout
     $stdout = out
-    passed = SuiteRunner.new(files, jobs: jobs, ruby_args: ["-e", LOADER]).run
+    passed = SuiteRunner.new(files, jobs: jobs, ruby_args: ["-e", LOADER], **options).run
     [passed, out.string]
   ensure
     $stdout = stdout
