@@ -12,27 +12,30 @@
 module Bench
   s = SERVERS
 
-  # Spindle: one entry per engine. 2-process runs pass -w 2; while bin/spindle
-  # rejects the flag (it exits non-zero at start) they are reported unavailable.
+  # Spindle: one entry per engine: engine => [model, whether -t applies,
+  # notes]. -t sizes the threads engine's pool, as Puma's threads; hybrid
+  # runs its default loops unless the scenario sets a count for it, and
+  # blocking and fibers run on one thread.
+  engines = {
+    "blocking" => ["one request at a time per process (the reference)", false, "one thread"],
+    "threads" => ["reactor + thread pool", true, nil],
+    "fibers" => ["one fiber loop, a fiber per connection", false, "one thread"],
+    "hybrid" => ["several threads, each with a fiber loop", false, "its default 2 loops (docs/ENGINES.md)"],
+  }
+  # 2-process runs pass -w 2; while bin/spindle rejects the flag (it exits
+  # non-zero at start) they are reported unavailable.
   spindle = lambda do |engine, *flags|
     lambda do |l|
       workers = l.processes > 1 ? ["-w", l.processes.to_s] : []
-      [RbConfig.ruby, "bin/spindle", "--engine", engine, "-t", l.thread_range, *workers, *flags,
+      sized = engines.fetch(engine)[1] || l.scenario.threads&.key?(l.spec.name) # a scenario's own count applies
+      threads = sized ? ["-t", l.thread_range] : []
+      [RbConfig.ruby, "bin/spindle", "--engine", engine, *threads, *workers, *flags,
        "-b", "tcp://#{l.address}", "-q", *l.scenario.server_args_for(l.spec.name), l.rackup]
     end
   end
-  # engine => [model, whether -t applies]. Every engine gets the same -t
-  # flag; blocking and fibers run on one thread and ignore it.
-  engines = {
-    "blocking" => ["one request at a time per process (the reference)", false],
-    "threads" => ["reactor + thread pool", true],
-    "fibers" => ["one fiber loop, a fiber per connection", false],
-    "hybrid" => ["several threads, each with a fiber loop", true],
-  }
-  engines.each do |engine, (model, threaded)|
+  engines.each do |engine, (model, threaded, notes)|
     s.add "spindle-#{engine}", family: :spindle, runtime: :spindle, model: model, threaded: threaded,
-                               command: spindle.call(engine), version: -> { Versions.spindle },
-                               notes: ("one thread; ignores -t" unless threaded),
+                               command: spindle.call(engine), version: -> { Versions.spindle }, notes: notes,
                                ready_timeout: 120 # the first start may compile the C extension
   end
 
@@ -40,7 +43,7 @@ module Bench
   # Explicit: only the exact name in --servers runs one, so default runs and
   # spindle-* stay as they were.
   variant = lambda do |engine, name, command, notes|
-    model, threaded = engines.fetch(engine)
+    model, threaded, = engines.fetch(engine)
     s.add "spindle-#{engine}+#{name}", family: :spindle, runtime: :spindle, model: model, threaded: threaded,
                                        command: command, version: -> { Versions.spindle }, notes: notes,
                                        explicit: true, ready_timeout: 120
@@ -70,7 +73,7 @@ module Bench
   # at REV. A peer in the reports, so "x Spindle best" compares against it.
   if (rev = Baseline.rev)
     root = nil
-    engines.each do |engine, (model, threaded)|
+    engines.each do |engine, (model, threaded, _notes)|
       s.add "spindle-#{engine}@#{rev}", family: :peer, runtime: :spindle, model: model, threaded: threaded,
                                         root: -> { root ||= Baseline.checkout(rev) },
                                         command: spindle.call(engine), version: -> { "#{rev} (baseline)" },

@@ -13,6 +13,13 @@ module Spindle
     # HAProxy's defaults (inter 2s, fall 3) take a host out after 6 s; 10 s
     # covers that with a check interval to spare.
     DEFAULT_DRAIN_DELAY = 10.0
+    # --threads when no layer sets it: the threads engine's pool, Puma's
+    # default size. hybrid's loops share one GVL, and every loop past the
+    # first pays for handoffs of it on each request (blog page, 2 processes:
+    # 1.9x the CPU per request at 5 loops, 1.3x at 2, against 1; ENGINES.md),
+    # so hybrid runs two: a request's CPU work then holds half its clients.
+    DEFAULT_THREADS = [1, 5].freeze
+    HYBRID_LOOPS = [1, 2].freeze
     # Two ways to say where to listen. A layer that names either replaces both
     # from the layer below; one layer naming both is an error (see #check_listen).
     LISTEN = %i[binds port].freeze
@@ -47,7 +54,7 @@ module Spindle
     end
 
     OPTIONS.each do |option|
-      next if %i[binds drain_delay].include?(option.name) # defined below: their defaults depend on others
+      next if %i[binds drain_delay threads].include?(option.name) # defined below: their defaults depend on others
 
       define_method(option.name) { @values.fetch(option.name) }
     end
@@ -67,6 +74,10 @@ module Spindle
       return value if value
 
       health_path ? DEFAULT_DRAIN_DELAY : 0.0
+    end
+
+    def threads
+      @values[:threads] || (engine == "hybrid" ? HYBRID_LOOPS : DEFAULT_THREADS)
     end
 
     # Runs the blocks the config file gave for hook, with args.

@@ -52,6 +52,25 @@ class ConfigOptionsTest < Minitest::Test
     assert_equal false, Spindle::RackHandler.build_config(CpuAffinity: "off").cpu_affinity
   end
 
+  # --threads sizes the threads engine's pool (1:5 unless set) and counts
+  # hybrid's loops (2 unless set: each loop past the first costs CPU on every
+  # request). Whatever a layer sets wins, for either engine; the config
+  # file's engine picks the default as the flag's does.
+  def test_threads_default_by_engine
+    parse = ->(*args) { Config.build(Spindle::CLI.new.parse(args)).threads }
+    assert_equal [1, 5], parse.call
+    assert_equal [1, 5], parse.call("--engine", "threads")
+    assert_equal [1, 2], parse.call("--engine", "hybrid")
+    assert_equal [5, 5], parse.call("--engine", "hybrid", "-t", "5:5")
+    assert_equal [3, 3], parse.call("--engine", "threads", "-t", "3:3")
+    assert_equal 2, Spindle::RackHandler.build_config(Engine: "hybrid").max_threads
+    Dir.mktmpdir do |dir|
+      File.write(file = File.join(dir, "spindle.rb"), "engine :hybrid\n")
+      assert_equal [1, 2], parse.call("-C", file)
+      assert_equal [1, 5], parse.call("-C", file, "--engine", "threads")
+    end
+  end
+
   # Item 19: ports are 16 bits; 0 asks the kernel for a free one.
   def test_port_range
     assert_equal 0, Spindle::CLI.new.parse(["-p", "0"])[:port]

@@ -31,11 +31,12 @@ module Spindle
                       "threads (a reactor buffers requests, a bounded thread pool runs them), " \
                       "fibers (one event loop, a fiber per connection; the app's I/O yields) " \
                       "or hybrid (several threads, each with its own fiber loop)."),
-      Option.new(name: :threads, default: -> { [1, 5] }, cli: "-t, --threads", arg: "MIN:MAX",
+      Option.new(name: :threads, default: nil, cli: "-t, --threads", arg: "MIN:MAX",
                  coerce: ->(v) { c.thread_range(v) },
                  doc: "threads engine: the pool size; MAX is the most requests one process " \
-                      "runs at once, and idle threads above MIN exit. hybrid engine: MAX is " \
-                      "the number of fiber-loop threads."),
+                      "runs at once, and idle threads above MIN exit. Default: 1:5. hybrid " \
+                      "engine: MAX is the number of fiber-loop threads. Default: 2; each loop " \
+                      "past the first costs CPU on every request (docs/ENGINES.md)."),
       Option.new(name: :max_connections, default: 4096, cli: "--max-connections", arg: "N",
                  coerce: ->(v) { c.positive_integer(v, "max_connections") },
                  doc: "The most connections one process holds open (hybrid splits it " \

@@ -9,7 +9,8 @@ module Spindle
   module Engine
     # Several threads, each running its own FiberLoop on the shared listeners:
     # for apps that mix CPU work with I/O, so one request's computation holds
-    # only its own thread's loop. The thread count is the --threads maximum.
+    # only its own thread's loop. The thread count is the --threads maximum:
+    # two unless set (Config::HYBRID_LOOPS).
     #
     # The loops share one GVL. A loop busy with ready connections never
     # blocks (its epoll finds events at once, and it only blocks in epoll
