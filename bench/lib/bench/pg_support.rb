@@ -5,6 +5,7 @@ require_relative "http_load"
 require_relative "wrk_trial"
 require_relative "log"
 require_relative "cpu_group"
+require_relative "cpu_sampler"
 
 module Bench
   # PostgreSQL for the database scenarios (postgres, pg_mixed): one private
@@ -24,7 +25,10 @@ module Bench
         Log.info("starting a private PostgreSQL (test/support/postgres_server.rb)")
         group = CpuGroup.new("spindle-bench-postgres")
         at_exit { group.remove } # registered first, so it runs after the server's own stop
-        PostgresServer.new(max_connections: 200).start.tap { |pg| place(pg, group) }
+        PostgresServer.new(max_connections: 200).start.tap do |pg|
+          place(pg, group)
+          CpuSampler.database_pid = pg.pid # its CPU is the database's, not "other"
+        end
       end
     end
 

@@ -73,10 +73,12 @@ module Bench
     def progress(record)
       cpu = record[:cpu] || {}
       flag = record[:load_generator_bound] ? "  LOAD-GENERATOR BOUND" : ""
-      Log.info(format("%-9s round %d  %-28s p=%d c=%-4d %9.0f req/s  p99 %7.2f ms  errors %d/%d  cpu wrk %.2f server %.2f other %.2f%s",
+      Log.info(format("%-9s round %d  %-28s p=%d c=%-4d %9.0f req/s  p99 %7.2f ms  errors %d/%d  " \
+                      "cpu wrk %.2f server %.2f db %.2f other %.2f%s",
                       @scenario.name, @round + 1, @spec.name, @processes, record[:connections],
                       record[:requests_per_sec], record[:latency_ms][:p99], record[:errors].values.sum,
-                      record[:bad_status], cpu[:wrk_cores].to_f, cpu[:server_cores].to_f, cpu[:other_cores].to_f, flag))
+                      record[:bad_status], cpu[:wrk_cores].to_f, cpu[:server_cores].to_f, cpu[:database_cores].to_f,
+                      cpu[:other_cores].to_f, flag))
     end
   end
 end
