@@ -2,6 +2,7 @@
 
 require "rbconfig"
 require "tmpdir"
+require_relative "bounded_wait"
 
 # Runs the whole suite as several processes at once, one test file to each
 # (the unit tests, which are quick, together in one), and adds up their
@@ -87,29 +88,11 @@ class SuiteRunner
     started = now
     pid = Process.spawn(RbConfig.ruby, *@ruby_args, job.files.size.to_s, *job.files,
                         in: File::NULL, out: log, err: %i[child out])
-    status = wait_within(pid, @deadline)
+    status = BoundedWait.wait(pid, @deadline) # nil: stopped at the deadline
     output = File.read(log)
     output += "\nbin/test: stopped after #{@deadline} s\n" unless status
     counts = output.scan(SUMMARY).last&.map(&:to_i)
     Outcome.new(job, status, output, now - started, counts)
-  end
-
-  # The child's status, or nil when it had to be stopped at the deadline.
-  def wait_within(pid, seconds)
-    waiter = Process.detach(pid)
-    return waiter.value if waiter.join(seconds)
-
-    signal(:TERM, pid)
-    signal(:KILL, pid) unless waiter.join(10)
-    waiter.join
-    nil
-  end
-
-  # It may have ended in the meantime.
-  def signal(name, pid)
-    Process.kill(name, pid)
-  rescue Errno::ESRCH
-    nil
   end
 
   def print_outcome(outcome)
