@@ -3,6 +3,7 @@
 require_relative "config/options"
 require_relative "config/dsl"
 require_relative "http/parser_limits"
+require_relative "engine"
 
 module Spindle
   # The settings one server runs with. Built from defaults, then the config file,
@@ -13,13 +14,6 @@ module Spindle
     # HAProxy's defaults (inter 2s, fall 3) take a host out after 6 s; 10 s
     # covers that with a check interval to spare.
     DEFAULT_DRAIN_DELAY = 10.0
-    # --threads when no layer sets it: the threads engine's pool, Puma's
-    # default size. hybrid's loops share one GVL, and every loop past the
-    # first pays for handoffs of it on each request (blog page, 2 processes:
-    # 1.9x the CPU per request at 5 loops, 1.3x at 2, against 1; ENGINES.md),
-    # so hybrid runs two: a request's CPU work then holds half its clients.
-    DEFAULT_THREADS = [1, 5].freeze
-    HYBRID_LOOPS = [1, 2].freeze
     # Two ways to say where to listen. A layer that names either replaces both
     # from the layer below; one layer naming both is an error (see #check_listen).
     LISTEN = %i[binds port].freeze
@@ -76,9 +70,8 @@ module Spindle
       health_path ? DEFAULT_DRAIN_DELAY : 0.0
     end
 
-    def threads
-      @values[:threads] || (engine == "hybrid" ? HYBRID_LOOPS : DEFAULT_THREADS)
-    end
+    # Unset, the engine's own default (Engine::REGISTRY).
+    def threads = @values[:threads] || Engine.default_threads(engine)
 
     # Runs the blocks the config file gave for hook, with args.
     def run_hooks(hook, *args)

@@ -15,11 +15,17 @@ module Spindle
   # The Handler does the per-request work; an engine only decides when to read,
   # on which thread or fiber to call it, and what to do with its outcome.
   module Engine
+    # name => [file, class, --threads when no layer sets it]. The threads
+    # engine's pool is Puma's default size. hybrid's loops share one GVL,
+    # and every loop past the first pays for handoffs of it on each request
+    # (blog page, 2 processes: 1.9x the CPU per request at 5 loops, 1.3x at
+    # 2, against 1; ENGINES.md), so it runs two: a request's CPU work then
+    # holds half its clients. blocking and fibers run one thread.
     REGISTRY = {
-      "blocking" => ["engine/blocking", :Blocking],
-      "threads" => ["engine/threads", :Threads],
-      "fibers" => ["engine/fibers", :Fibers],
-      "hybrid" => ["engine/hybrid", :Hybrid],
+      "blocking" => ["engine/blocking", :Blocking, [1, 5]],
+      "threads" => ["engine/threads", :Threads, [1, 5]],
+      "fibers" => ["engine/fibers", :Fibers, [1, 5]],
+      "hybrid" => ["engine/hybrid", :Hybrid, [1, 2]],
     }.freeze
 
     class UnknownEngine < StandardError; end
@@ -33,6 +39,8 @@ module Spindle
 
       raise UnknownEngine, "unknown engine #{name.to_s.inspect} (choose from #{names.join(', ')})"
     end
+
+    def self.default_threads(name) = REGISTRY.fetch(check(name))[2]
 
     def self.fetch(name)
       path, const = REGISTRY.fetch(check(name))

@@ -42,8 +42,9 @@ module Bench
     # after wrk is gone is dropped: it would count no wrk time.
     def sample
       wrk = ProcStat.process_ticks(@wrk_pid) or return
-      database = @database_pid ? ProcStat.tree_ticks(@database_pid) : {}
-      taken = Sample.new(Child.now, wrk, ProcStat.tree_ticks(@server_pid), database, *ProcStat.machine_ticks)
+      entries = ProcStat.all # one pass over /proc for both trees
+      database = @database_pid ? ProcStat.tree_ticks(@database_pid, entries) : {}
+      taken = Sample.new(Child.now, wrk, ProcStat.tree_ticks(@server_pid, entries), database, *ProcStat.machine_ticks)
       @first ||= taken
       @last = taken
     end

@@ -34,9 +34,9 @@ module Bench
 
     # { pid => ticks } for root, its descendants and its process group. Some
     # servers move workers into groups of their own (Pitchfork does), so the
-    # group alone would miss them; the parent links do not.
-    def tree_ticks(root)
-      entries = all
+    # group alone would miss them; the parent links do not. entries: one
+    # reading of /proc, to look up several trees in.
+    def tree_ticks(root, entries = all)
       children = entries.group_by(&:ppid)
       found = entries.select { |e| e.pid == root || e.pgrp == root }.to_h { |e| [e.pid, e] }
       queue = found.keys

@@ -10,7 +10,7 @@ module Spindle
     # Several threads, each running its own FiberLoop on the shared listeners:
     # for apps that mix CPU work with I/O, so one request's computation holds
     # only its own thread's loop. The thread count is the --threads maximum:
-    # two unless set (Config::HYBRID_LOOPS).
+    # two unless set (Engine::REGISTRY).
     #
     # The loops share one GVL. A loop busy with ready connections never
     # blocks (its epoll finds events at once, and it only blocks in epoll
