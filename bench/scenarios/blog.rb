@@ -25,6 +25,11 @@ Bench::Scenario.define(
   env: -> { Bench::AppDb.env.call.merge(Bench::Profile.env) },
   report: Bench::RealAppReport,
   trial: Bench::Profile::Trial,
+  # As for rails: on Ruby 3.3 YJIT still compiles for seconds after a start.
+  # Measured 2 s after it, every server's p99 at 2 processes was 600-900 ms
+  # in the first 3 s and up to 77 ms in the next 3 (docs/benchmarks/data/ab/
+  # blog-yjit-warm-curve-by-hand-ruby3.3-20261129.txt); steady by 9 s.
+  warmup: 10,
   # The first start seeds the database through Rails (~10 s).
   quick: { servers: %w[spindle-fibers puma], processes: [1], budget_s: 90 }
 )
