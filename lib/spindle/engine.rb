@@ -20,7 +20,8 @@ module Spindle
     # and every loop past the first pays for handoffs of it on each request
     # (blog page, 2 processes: 1.9x the CPU per request at 5 loops, 1.3x at
     # 2, against 1; ENGINES.md), so it runs two: a request's CPU work then
-    # holds half its clients. blocking and fibers run one thread.
+    # holds half its clients. blocking and fibers run one thread whatever
+    # --threads says; their entry is only what Config#threads reads back.
     REGISTRY = {
       "blocking" => ["engine/blocking", :Blocking, [1, 5]],
       "threads" => ["engine/threads", :Threads, [1, 5]],
