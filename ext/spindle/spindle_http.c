@@ -13,6 +13,7 @@
 #include "http_parser.h"
 #include "cpu_affinity.h"
 #include "shared_counts.h"
+#include "wait_set.h"
 #include "response_head.h"
 
 #define KEY_BUFFER 320
@@ -387,4 +388,5 @@ void Init_spindle_http(void) {
   sp_init_response_head(mHTTP);
   sp_init_cpu_affinity(mSpindle);
   sp_init_shared_counts(mSpindle);
+  sp_init_wait_set(mSpindle);
 }

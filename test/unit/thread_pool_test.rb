@@ -1,11 +1,19 @@
 # frozen_string_literal: true
 
 require "test_helper"
+require "socket"
 require "spindle/engine/thread_pool"
+require_relative "../support/waiting"
+require "spindle/engine/park"
+require "spindle/connection"
+require "spindle/config"
+require "spindle/engine/outbox"
 
 # The threads engine's pool: bounded, says when it has no spare thread (the
 # reactor stops accepting then), and finishes running work on shutdown.
 class ThreadPoolTest < Minitest::Test
+  include Waiting
+
   def setup
     @started = Thread::Queue.new
     @release = Thread::Queue.new
@@ -81,5 +89,58 @@ class ThreadPoolTest < Minitest::Test
   ensure
     2.times { @release << :go }
     pool&.shutdown(5)
+  end
+
+  # With a park, a free thread waits on it: queued items still run, and a
+  # parked connection whose client sends is a thread's next item.
+  def test_on_a_park_runs_queued_items_and_connections_whose_client_sent
+    park = Spindle::Engine::Park.new
+    seen = Thread::Queue.new
+    pool = Spindle::Engine::ThreadPool.new(min: 1, max: 2, park: park, name: "parked pool") { |item| seen << item }
+    pool << :queued
+    assert_equal :queued, seen.pop
+    client, server = UNIXSocket.pair
+    conn = Spindle::Connection.new(server, config = Spindle::Config.new({}), {}, Spindle::Engine::Outbox.new(server, config))
+    assert park.park(conn)
+    client.write("GET / HTTP/1.1\r\n")
+    assert_same conn, seen.pop
+    pool.shutdown(30)
+    assert pool.idle?
+    assert_empty Thread.list.select { |t| t.name == "parked pool" && t.alive? }, "the shutdown woke the threads in the park"
+  ensure
+    pool&.shutdown(5)
+    park&.release
+    [client, server].each { |io| io&.close }
+  end
+
+  # Nothing queues for a parked connection's request, so nothing else would
+  # make the pool grow: a thread busy with one must leave another waiting.
+  def test_on_a_park_grows_while_its_threads_are_busy
+    park = Spindle::Engine::Park.new
+    seen = Thread::Queue.new
+    pool = Spindle::Engine::ThreadPool.new(min: 1, max: 2, park: park) do |conn|
+      seen << conn
+      @release.pop if conn.equal?(@held)
+    end
+    pairs = Array.new(2) { UNIXSocket.pair }
+    @held, other = pairs.map { |_, server| park_connection(park, server) }
+    pairs[0][0].write("GET / HTTP/1.1\r\n")
+    assert_same @held, seen.pop
+    pairs[1][0].write("GET / HTTP/1.1\r\n")
+    wait_until("a second thread takes the other connection while the first is busy") { seen.size.positive? }
+    assert_same other, seen.pop
+  ensure
+    @release << :go
+    pool&.shutdown(5)
+    park&.release
+    pairs&.flatten&.each(&:close)
+  end
+
+  private
+
+  def park_connection(park, server)
+    conn = Spindle::Connection.new(server, config = Spindle::Config.new({}), {}, Spindle::Engine::Outbox.new(server, config))
+    assert park.park(conn)
+    conn
   end
 end

@@ -39,9 +39,13 @@ module Spindle
       ACCEPT_BURST = 32
       SIBLING_FIRST = 0.01
 
-      # alone: no sibling process shares the listeners.
-      def initialize(selection, reader, deadlines, pool, mailbox, alone:)
+      # park: where the pool leaves idle keep-alive connections (Park), taken
+      # back here once idle for Park::RECALL_AFTER, and all of them at the
+      # stop. alone: no sibling process shares the listeners.
+      def initialize(selection, reader, deadlines, pool, mailbox, park, alone:)
         @alone = alone
+        @park = park
+        @next_recall = 0
         @selection = selection
         @reader = reader
         @deadlines = deadlines
@@ -69,6 +73,7 @@ module Spindle
           @selection.watch(conn)
           readable(conn) if conn.buffered? # a pipelined request already read
         end
+        stopping ? @park.close { |conn| take_back(conn, stopping) } : recall_parked
       end
 
       def accept?
@@ -78,19 +83,40 @@ module Spindle
         true
       end
 
-      def idle? = @mailbox.empty? && @pool.idle?
+      def idle? = @mailbox.empty? && @pool.idle? && @park.empty?
       # Connections away from the selection: queued for the pool, held by a
-      # busy pool thread (one each), or posted back and not taken yet. Read
-      # without locks: a stale count errs by a connection for one turn.
-      def away = @pool.queued + @pool.busy + @mailbox.size
+      # busy pool thread (one each), posted back and not taken yet, or
+      # parked. Read without locks: a stale count errs by a connection for
+      # one turn.
+      def away = @pool.queued + @pool.busy + @mailbox.size + @park.size
 
       # Pause accepting (SelectorLoop backs off): the connections we have
       # keep being served, and their closing frees descriptors.
       def out_of_descriptors(_selection, _error) = true
 
-      def close; end
+      # The loop ends: what is still parked (a stop took them all already).
+      def close = @park.close(&:close)
 
       private
+
+      # Parked connections idle for Park::RECALL_AFTER, or due to expire
+      # within a TICK (the longest select), come back under the selection's
+      # rules for idle ones (deadline, eviction, drain), with the deadline
+      # they were parked with. Looked for as often as the selection looks
+      # for missed deadlines, not after every select.
+      def recall_parked
+        now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        return if now < @next_recall
+
+        @next_recall = now + Selection::EXPIRY_INTERVAL
+        @park.recall(now - Park::RECALL_AFTER, now + TICK) { |conn| take_back(conn, false) }
+      end
+
+      def take_back(conn, stopping)
+        return conn.close if stopping && @deadlines.closable_when_draining?(conn)
+
+        @selection.adopt(conn)
+      end
 
       # Busy: false for SIBLING_FIRST from the first refusal, true for as
       # long after it, then false again (a new period).

@@ -60,6 +60,12 @@ module Spindle
 
       def watch(conn)
         @deadlines.renew(conn)
+        adopt(conn)
+      end
+
+      # Watches conn for its next request under the deadline it has (one the
+      # threads engine's Park gives back).
+      def adopt(conn)
         @selector.register(conn.io, :r).value = conn
         @conns[conn.io] = conn
       end

@@ -9,8 +9,13 @@ module Spindle
     # by context.call when the thread starts: state that needs no lock.
     # wrap, when given, is called with each thread's whole life as its block
     # (CpuAffinity.app_thread); name names the threads (ps -T, top -H).
+    #
+    # With a park (Park), a free thread waits on it instead of a condition
+    # variable: for queued work and for the parked connections at once. A
+    # parked connection whose request begins to arrive is the thread's next
+    # item, as if it had been queued.
     class ThreadPool
-      def initialize(min:, max:, idle_timeout: 30, on_free: nil, context: nil, wrap: nil, name: nil, &work)
+      def initialize(min:, max:, idle_timeout: 30, on_free: nil, context: nil, wrap: nil, name: nil, park: nil, &work)
         @min = min
         @max = max
         @idle_timeout = idle_timeout
@@ -19,6 +24,7 @@ module Spindle
         @on_free = on_free
         @wrap = wrap
         @name = name
+        @park = park
         @queue = []
         @mutex = Thread::Mutex.new
         @ready = Thread::ConditionVariable.new
@@ -33,7 +39,7 @@ module Spindle
         @mutex.synchronize do
           @queue << item
           spawn if @waiting < @queue.size && @threads.size < @max
-          @ready.signal
+          wake_one
         end
         self
       end
@@ -53,7 +59,7 @@ module Spindle
       def shutdown(timeout)
         @mutex.synchronize do
           @shutdown = true
-          @ready.broadcast
+          @park ? @park.notify(@threads.size) : @ready.broadcast
         end
         deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + timeout
         @threads.dup.each do |thread|
@@ -91,14 +97,49 @@ module Spindle
 
             started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
             @waiting += 1
-            @ready.wait(@mutex, @idle_timeout)
+            arrived = wait_for_work
             @waiting -= 1
+            return take_parked(arrived) if arrived
+
             idled = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started >= @idle_timeout
             return retire if idled && @queue.empty? && @threads.size > @min
           end
           @busy += 1
           @queue.shift
         end
+      end
+
+      # Holding the lock: signals one waiting thread that an item is queued.
+      # On a park, only while a thread waits there: a thread that comes to
+      # #take later finds the item without it.
+      def wake_one
+        return @ready.signal unless @park
+
+        @park.notify if @waiting.positive?
+      end
+
+      # Holding the lock: waits up to idle_timeout for word of queued work,
+      # letting go of the lock meanwhile. On a park, the wait may end with a
+      # parked connection whose request has begun to arrive: returned.
+      def wait_for_work
+        return @ready.wait(@mutex, @idle_timeout) && nil unless @park
+
+        @mutex.unlock
+        begin
+          got = @park.wait(@idle_timeout)
+        ensure
+          @mutex.lock
+        end
+        got unless got == :notified
+      end
+
+      # Holding the lock. A parked connection's request reaches only a thread
+      # waiting on the park, and nothing queues to make the pool grow: so the
+      # thread that takes one leaves another waiting there, up to max.
+      def take_parked(conn)
+        @busy += 1
+        spawn if @waiting.zero? && @threads.size < @max
+        conn
       end
 
       def retire

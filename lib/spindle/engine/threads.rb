@@ -4,6 +4,7 @@ require_relative "selector_loop"
 require_relative "reactor"
 require_relative "mailbox"
 require_relative "thread_pool"
+require_relative "park"
 require_relative "turns"
 require_relative "request_reader"
 require_relative "deadlines"
@@ -13,10 +14,14 @@ require_relative "../cpu_affinity"
 module Spindle
   module Engine
     # A reactor thread buffers whole requests; a bounded thread pool runs the
-    # app. A request goes one way round: SelectorLoop + Reactor (accept, read
-    # until complete) -> the ThreadPool's queue -> a pool thread (#work: the
-    # Handler) -> the Mailbox -> the Reactor (next request, or the rest of a
-    # slow reader's response). Pool threads serve pipelined requests already
+    # app. A new connection's request goes: SelectorLoop + Reactor (accept,
+    # read until complete) -> the ThreadPool's queue -> a pool thread (#work:
+    # the Handler). After the response, a keep-alive connection waits in the
+    # Park, where a free pool thread takes its next request itself, with no
+    # reactor in between; one the Park cannot hold (TLS, part of a request in
+    # hand, the rest of a slow reader's response, the server stopping, idle
+    # for Park::RECALL_AFTER) goes to the Mailbox -> the Reactor, which
+    # reads or writes the rest. Pool threads serve pipelined requests already
     # in hand before handing the connection back, up to a small number and only
     # while no other request waits for a thread, so one client cannot keep a
     # thread. While slow readers' outboxes hold more than
@@ -34,9 +39,10 @@ module Spindle
       # Requests one connection gets served in a row on a pool thread.
       PIPELINE_TURNS = 8
       # How long a pool thread waits for the next request on its keep-alive
-      # connection, while no other request waits for a thread, before handing the
-      # connection back to the reactor. A client that answers quickly (the next
-      # request follows the response) then costs no thread handoffs at all.
+      # TLS connection (which the Park cannot hold), while no other request
+      # waits for a thread, before handing the connection back to the reactor.
+      # A client that answers quickly (the next request follows the response)
+      # then costs no thread handoffs at all.
       FAST_KEEPALIVE = 0.005
 
       def self.multithread? = true
@@ -49,15 +55,13 @@ module Spindle
         @config = config
         @log = log
         @budget = OutputBudget.for(config, log)
-        deadlines = Deadlines.new(config)
-        selection = Selection.new(listeners, handler.writer, deadlines)
+        @deadlines = Deadlines.new(config)
+        @reader = RequestReader.new(handler, config, @deadlines)
+        selection = Selection.new(listeners, handler.writer, @deadlines)
         @mailbox = Mailbox.new(selection)
-        slice = Turns.slice(config.max_threads) # the other pool threads and the reactor
-        @pool = ThreadPool.new(min: config.min_threads, max: config.max_threads, on_free: @mailbox.method(:thread_freed),
-                               wrap: CpuAffinity.method(:app_thread), name: "spindle pool",
-                               context: -> { Turns.for_pool(slice) }) { |conn, turns| work(conn, turns) }
-        reactor = Reactor.new(selection, RequestReader.new(handler, config, deadlines), deadlines, @pool, @mailbox,
-                              alone: config.workers <= 1)
+        @park = Park.new
+        @pool = pool(config)
+        reactor = Reactor.new(selection, @reader, @deadlines, @pool, @mailbox, @park, alone: config.workers <= 1)
         @loop = SelectorLoop.new(selection, reactor, handler: handler, config: config, log: log,
                                                      tick: Reactor::TICK, accept_burst: Reactor::ACCEPT_BURST,
                                                      siblings: siblings)
@@ -67,6 +71,7 @@ module Spindle
         @loop.run
       ensure
         @pool.shutdown(@config.shutdown_timeout)
+        @park.release
       end
 
       def stop = @loop.stop
@@ -76,20 +81,30 @@ module Spindle
 
       private
 
+      def pool(config)
+        slice = Turns.slice(config.max_threads) # the other pool threads and the reactor
+        ThreadPool.new(min: config.min_threads, max: config.max_threads, on_free: @mailbox.method(:thread_freed),
+                       wrap: CpuAffinity.method(:app_thread), name: "spindle pool", park: @park,
+                       context: -> { Turns.for_pool(slice) }) { |conn, turns| work(conn, turns) }
+      end
+
       # How conn's next request is complete: :buffered (pipelined, parsed
-      # from what was read already) or :arrived (within FAST_KEEPALIVE, while
-      # no other request waited for a thread: a wait then would keep them
-      # waiting); nil when it is not.
+      # from what was read already) or :arrived (TLS only: within
+      # FAST_KEEPALIVE, while no other request waited for a thread: a wait
+      # then would keep them waiting); nil when it is not.
       def next_request(conn)
         return (conn.advance == :complete ? :buffered : nil) if conn.buffered?
-        return nil unless @pool.queued.zero? && conn.io.wait_readable(FAST_KEEPALIVE)
+        return nil unless conn.tls? && @pool.queued.zero? && conn.io.wait_readable(FAST_KEEPALIVE)
 
         :arrived if conn.read_nonblock == :data && conn.advance == :complete
       end
 
-      # A pool thread's turn with conn, which holds a complete request; turns:
-      # the thread's Turns.
+      # A pool thread's turn with conn, which holds a complete request, or is
+      # idle (nothing of its next request read): the Park gave it to this
+      # thread as that request began to arrive. turns: the thread's Turns.
       def work(conn, turns)
+        return if conn.idle? && !read_arrived(conn)
+
         came = nil
         PIPELINE_TURNS.times do
           @budget.wait_for_room
@@ -98,7 +113,7 @@ module Spindle
           return if outcome == :hijacked
           return @mailbox.post(conn, outcome) if conn.outbox.pending? # the reactor writes the rest
           return conn.close if outcome == :close
-          return @mailbox.post(conn, outcome) unless (came = next_request(conn))
+          return between_requests(conn) unless (came = next_request(conn))
           # Others wait for a thread: conn's next request goes behind them,
           # so a client that keeps sending cannot keep a thread.
           return requeue(conn, came) unless @pool.queued.zero?
@@ -110,6 +125,32 @@ module Spindle
       rescue StandardError => e
         @log.exception(e, "connection failed")
         conn.close
+      end
+
+      # Reads the request that began to arrive on a parked connection: true
+      # once it is complete. Part of one goes to the reactor, which reads the
+      # rest under the request's deadlines; a wake with nothing to read parks
+      # the connection again.
+      def read_arrived(conn)
+        case @reader.poll(conn)
+        when :complete then return true
+        when :incomplete then between_requests(conn)
+        end
+        false # :closed: the reader closed it
+      end
+
+      # conn owes nothing and holds no complete request: parked when it is a
+      # plain socket with nothing of its next request read, else handed to
+      # the reactor.
+      def between_requests(conn)
+        return if conn.idle? && !conn.tls? && !conn.buffered? && park(conn)
+
+        @mailbox.post(conn, :keep_alive)
+      end
+
+      def park(conn)
+        @deadlines.renew(conn)
+        @park.park(conn)
       end
 
       # conn holds a complete request: it queues behind the others. After

@@ -1,0 +1,90 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "socket"
+require "spindle/config"
+require "spindle/connection"
+require "spindle/engine/outbox"
+require "spindle/engine/park"
+
+# Where the threads engine's pool leaves idle keep-alive connections: a
+# parked connection whose client sends goes to one waiting thread; one idle
+# too long, or due to expire, goes back to the reactor; at the stop the
+# reactor takes them all, and nothing more is parked. Whoever takes a
+# connection first owns it.
+class ParkTest < Minitest::Test
+  def setup
+    @park = Spindle::Engine::Park.new
+    @pairs = []
+  end
+
+  def teardown
+    @park.release
+    @pairs.flatten.each { |io| io.close unless io.closed? }
+  end
+
+  def test_a_parked_connection_whose_client_sends_goes_to_a_waiting_thread
+    conn, client = connection
+    assert @park.park(conn)
+    assert_equal 1, @park.size
+    assert_nil @park.wait(0), "nothing sent yet"
+    client.write("GET / HTTP/1.1\r\n")
+    assert_same conn, @park.wait(5)
+    assert @park.empty?, "the thread owns it now"
+  end
+
+  def test_queued_work_is_notified
+    @park.notify
+    assert_equal :notified, @park.wait(0)
+  end
+
+  def test_recall_takes_back_what_idled_long_or_is_due
+    idle, = connection(idle_since: 10.0, deadline: 100.0)
+    due, = connection(idle_since: 50.0, deadline: 60.0)
+    fresh, fresh_client = connection(idle_since: 50.0, deadline: 100.0)
+    [idle, due, fresh].each { |conn| @park.park(conn) }
+    recalled = []
+    @park.recall(20.0, 60.0) { |conn| recalled << conn }
+    assert_equal [idle, due].map(&:object_id).sort, recalled.map(&:object_id).sort
+    assert_equal 1, @park.size
+    fresh_client.write("G")
+    assert_same fresh, @park.wait(5), "the one left is still armed"
+  end
+
+  def test_a_recalled_connection_is_no_threads_any_more
+    conn, client = connection(idle_since: 0.0)
+    @park.park(conn)
+    @park.recall(1.0, 0.0) { nil }
+    client.write("GET / HTTP/1.1\r\n")
+    assert_nil @park.wait(0), "unarmed: the reactor watches it now"
+  end
+
+  def test_close_yields_every_connection_and_parks_nothing_more
+    parked = Array.new(2) { connection.first }
+    parked.each { |conn| @park.park(conn) }
+    taken = []
+    @park.close { |conn| taken << conn }
+    assert_equal parked.map(&:object_id).sort, taken.map(&:object_id).sort
+    refute @park.park(connection.first), "stopping: the caller hands it to the reactor"
+    assert @park.empty?
+  end
+
+  def test_a_connection_whose_socket_is_gone_is_not_parked
+    conn, = connection
+    conn.io.close
+    assert_raises(IOError) { @park.park(conn) } # a closed Ruby IO has no fileno
+    assert @park.empty?
+  end
+
+  private
+
+  def connection(idle_since: nil, deadline: nil)
+    client, server = UNIXSocket.pair
+    conn = Spindle::Connection.new(server, config = Spindle::Config.new({}), {},
+                                    Spindle::Engine::Outbox.new(server, config))
+    conn.marks.idle_since = idle_since if idle_since
+    conn.marks.at = deadline || (Process.clock_gettime(Process::CLOCK_MONOTONIC) + 60)
+    @pairs << [client, server]
+    [conn, client]
+  end
+end

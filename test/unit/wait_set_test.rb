@@ -1,0 +1,69 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "socket"
+require "spindle/engine/park"
+
+# The epoll set the threads engine's pool threads wait on (ext/spindle/
+# wait_set.c): a socket armed is reported once, to one waiter; each
+# notification ends exactly one wait; a wait lets other threads run.
+class WaitSetTest < Minitest::Test
+  def setup
+    @set = Spindle::WaitSet.new
+    @client, @server = UNIXSocket.pair
+  end
+
+  def teardown
+    @set.close
+    @client.close
+    @server.close
+  end
+
+  def test_an_armed_socket_is_reported_once_until_armed_again
+    assert @set.arm(@server.fileno, 7)
+    assert_nil @set.wait(0), "nothing to read yet"
+    @client.write("x")
+    assert_equal 7, @set.wait(5)
+    assert_nil @set.wait(0), "one event per arming, though the byte is still unread"
+    assert @set.arm(@server.fileno, 8)
+    assert_equal 8, @set.wait(5), "armed again, under its new id"
+  end
+
+  def test_a_disarmed_socket_is_not_reported
+    @set.arm(@server.fileno, 3)
+    assert @set.disarm(@server.fileno)
+    @client.write("x")
+    assert_nil @set.wait(0)
+  end
+
+  def test_each_notification_ends_one_wait
+    @set.notify(2)
+    assert_equal [true, true, nil], Array.new(3) { @set.wait(0) }
+  end
+
+  def test_a_closed_socket_cannot_be_armed
+    reader, writer = IO.pipe
+    fd = reader.fileno
+    reader.close
+    writer.close
+    refute @set.arm(fd, 1)
+  end
+
+  def test_a_wait_lets_other_threads_run
+    waiter = Thread.new { @set.wait(30) }
+    Thread.pass until waiter.status == "sleep" || waiter.status == "run"
+    @set.notify # this thread runs while the other waits: it would hang here otherwise
+    assert_equal true, waiter.join(30)&.value
+  end
+
+  def test_a_waiting_thread_can_be_killed
+    waiter = Thread.new { @set.wait(30) }
+    Thread.pass until waiter.status == "sleep" || waiter.status == "run"
+    waiter.kill
+    assert waiter.join(30), "the wait ends for Thread#kill"
+  end
+
+  def test_ids_must_be_positive
+    assert_raises(ArgumentError) { @set.arm(@server.fileno, 0) }
+  end
+end
