@@ -8,10 +8,11 @@ module Spindle
     # reads each request until it is complete (head and body), so a slow
     # client costs a registered socket, never a pool thread; a complete
     # request leaves the selector for the ThreadPool's queue. Between
-    # selects it takes back, from the Mailbox, the connections whose response
-    # a pool thread has written: keep-alive ones are watched for their next
+    # selects it takes back, from the Mailbox, the connections a pool thread
+    # could not park (Park): keep-alive ones are watched for their next
     # request, and a response whose end a slow reader has not taken yet is
-    # written here, then its outcome acted on.
+    # written here, then its outcome acted on. It also takes back parked
+    # connections idle for Park::RECALL_AFTER, and all of them at the stop.
     #
     # In a cluster, new connections are accepted while the pool has a spare
     # thread, so that they wait in the kernel's backlog, where a sibling
