@@ -76,7 +76,26 @@ class ParkTest < Minitest::Test
     assert @park.empty?
   end
 
+  # Every keep-alive request passes here: on Ruby 3.1 a `return` out of the
+  # lock's block allocated an object each time.
+  def test_a_park_and_a_wait_allocate_nothing
+    conn, client = connection
+    client.write("GET / HTTP/1.1\r\n")
+    2.times { @park.park(conn) && @park.wait(5) } # warm: the first calls may allocate caches
+    taken = nil
+    allocations { nil } # warm the counting too
+    overhead = allocations { nil }
+    assert_equal overhead, allocations { taken = @park.park(conn) && @park.wait(5) }, "the count's own cost only"
+    assert_same conn, taken
+  end
+
   private
+
+  def allocations
+    before = GC.stat(:total_allocated_objects)
+    yield
+    GC.stat(:total_allocated_objects) - before
+  end
 
   def connection(idle_since: nil, deadline: nil)
     client, server = UNIXSocket.pair

@@ -3,11 +3,14 @@
 require "test_helper"
 require "socket"
 require "spindle/engine/park"
+require_relative "../support/waiting"
 
 # The epoll set the threads engine's pool threads wait on (ext/spindle/
 # wait_set.c): a socket armed is reported once, to one waiter; each
 # notification ends exactly one wait; a wait lets other threads run.
 class WaitSetTest < Minitest::Test
+  include Waiting
+
   def setup
     @set = Spindle::WaitSet.new
     @client, @server = UNIXSocket.pair
@@ -49,16 +52,18 @@ class WaitSetTest < Minitest::Test
     refute @set.arm(fd, 1)
   end
 
+  # The waiter shows as asleep only once it is inside the wait; this thread
+  # can look, and then notify, only if the wait let go of the GVL.
   def test_a_wait_lets_other_threads_run
     waiter = Thread.new { @set.wait(30) }
-    Thread.pass until waiter.status == "sleep" || waiter.status == "run"
-    @set.notify # this thread runs while the other waits: it would hang here otherwise
+    wait_until("the waiter is inside the wait") { waiter.status == "sleep" }
+    @set.notify
     assert_equal true, waiter.join(30)&.value
   end
 
   def test_a_waiting_thread_can_be_killed
     waiter = Thread.new { @set.wait(30) }
-    Thread.pass until waiter.status == "sleep" || waiter.status == "run"
+    wait_until("the waiter is inside the wait") { waiter.status == "sleep" }
     waiter.kill
     assert waiter.join(30), "the wait ends for Thread#kill"
   end
