@@ -6,6 +6,7 @@ require "spindle/config"
 require "spindle/connection"
 require "spindle/engine/outbox"
 require "spindle/engine/output_budget"
+require_relative "../support/allocations"
 
 # Engine::Outbox as the selector engines use it: what the socket does not take
 # waits in the outbox, in order, until #flush_nonblock (the selector) writes
@@ -166,6 +167,8 @@ end
 # The fiber engines call Outbox#finish after every response: with nothing
 # owed it must cost nothing (docs/PERFORMANCE.md counts objects per request).
 class OutboxFinishCostTest < Minitest::Test
+  include Allocations
+
   def test_finishing_with_nothing_owed_allocates_nothing
     client, server = UNIXSocket.pair
     outbox = Spindle::Engine::Outbox.new(server, Spindle::Config.new({}))
@@ -175,13 +178,5 @@ class OutboxFinishCostTest < Minitest::Test
   ensure
     client&.close
     server&.close
-  end
-
-  private
-
-  def allocations
-    before = GC.stat(:total_allocated_objects)
-    yield
-    GC.stat(:total_allocated_objects) - before
   end
 end

@@ -6,6 +6,7 @@ require "spindle/config"
 require "spindle/connection"
 require "spindle/engine/outbox"
 require "spindle/engine/park"
+require_relative "../support/allocations"
 
 # Where the threads engine's pool leaves idle keep-alive connections: a
 # parked connection whose client sends goes to one waiting thread; one idle
@@ -13,6 +14,8 @@ require "spindle/engine/park"
 # reactor takes them all, and nothing more is parked. Whoever takes a
 # connection first owns it.
 class ParkTest < Minitest::Test
+  include Allocations
+
   def setup
     @park = Spindle::Engine::Park.new
     @pairs = []
@@ -90,12 +93,6 @@ class ParkTest < Minitest::Test
   end
 
   private
-
-  def allocations
-    before = GC.stat(:total_allocated_objects)
-    yield
-    GC.stat(:total_allocated_objects) - before
-  end
 
   def connection(idle_since: nil, deadline: nil)
     client, server = UNIXSocket.pair
