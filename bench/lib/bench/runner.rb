@@ -10,8 +10,11 @@ require_relative "quick_shape"
 
 module Bench
   # Runs one scenario: for each process count, `rounds` rounds, and in each
-  # round every server once, in registry order (A B C A B C ...), so slow
-  # drift on this shared machine touches every server alike. Returns the
+  # round every server once, so slow drift on this shared machine touches
+  # every server alike. Each round starts one server further down the
+  # registry order (A B C, B C A, C A B): with the same order every round,
+  # whichever ran first was the slower, on the Rails page at 2 processes
+  # 0.90x an identical build of itself (rounds 0.73-1.09x; bench/README.md). Returns the
   # run's record (what the JSON file holds). Once settings.deadline (the
   # run's --deadline, or the scenario's --quick budget) has passed, no new
   # server is started: the rest are reported "skipped: ...".
@@ -37,13 +40,16 @@ module Bench
       end
     end
 
+    # The servers of round (from 0), in the order they run.
+    def self.order(specs, round) = specs.rotate(round)
+
     private
 
     def processes = @settings.processes || @scenario.processes
 
     def run_round(procs, round)
       Log.info("#{@scenario.name}: #{procs} process(es), round #{round + 1} of #{@settings.rounds}")
-      @specs.each do |spec|
+      self.class.order(@specs, round).each do |spec|
         key = [spec.name, procs]
         next if @unavailable.key?(key)
 
