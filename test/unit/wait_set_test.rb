@@ -32,6 +32,15 @@ class WaitSetTest < Minitest::Test
     assert_equal 8, @set.wait(5), "armed again, under its new id"
   end
 
+  # With no timeout the wait only looks (the look-first path, GVL held),
+  # and finds what is there already.
+  def test_an_event_already_there_is_taken_without_waiting
+    @set.arm(@server.fileno, 9)
+    @client.write("x")
+    wait_until("the byte has arrived") { @server.wait_readable(0) }
+    assert_equal 9, @set.wait(0)
+  end
+
   def test_a_disarmed_socket_is_not_reported
     @set.arm(@server.fileno, 3)
     assert @set.disarm(@server.fileno)
