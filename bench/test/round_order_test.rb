@@ -19,4 +19,10 @@ class RoundOrderTest < Minitest::Test
     places = SERVERS.map { |s| (0...SERVERS.size).map { |r| order(r).index(s) }.sort }
     assert_equal [[0, 1, 2]] * 3, places
   end
+
+  # A page says which: runs before the rotation recorded no order.
+  def test_a_page_says_whether_the_rounds_rotated
+    assert_match(/further on/, Bench::Report::Parts.interleaving(round_order: "rotated"))
+    assert_match(/in one order/, Bench::Report::Parts.interleaving({}))
+  end
 end

@@ -96,7 +96,7 @@ module Bench
       { quick: s.quick, rounds: s.rounds, duration_s: s.duration, warmup_s: s.warmup,
         warm_pools: @scenario.warm_pools || false, connections: s.connections || @scenario.connections, processes: processes,
         threads_per_process: s.threads, wrk_threads: s.wrk_threads, wrk_timeout_s: s.wrk_timeout,
-        keep_alive: true, rack_env: "production",
+        keep_alive: true, rack_env: "production", round_order: "rotated",
         bottleneck_rule: { wrk_busy: Bottleneck::WRK_BUSY, server_busy: Bottleneck::SERVER_BUSY } }
     end
   end

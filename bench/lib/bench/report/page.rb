@@ -46,7 +46,7 @@ module Bench
         Parts.run_table(@record, [
           ["Load generator", "#{lg[:tool]}, **#{lg[:threads]} thread**, #{lg[:note]}"],
           ["Figures", "median of #{s[:rounds]} rounds of #{s[:duration_s]} s each, after a #{s[:warmup_s]} s warm-up " \
-                      "per start#{WARM_POOLS if s[:warm_pools]}; servers interleaved within each round; keep-alive; " \
+                      "per start#{WARM_POOLS if s[:warm_pools]}; #{Parts.interleaving(s)}; keep-alive; " \
                       "RACK_ENV=#{s[:rack_env]}"],
           ["Threads", "#{s[:threads_per_process]} per process for #{threaded}; the others have no thread setting"],
           ["Connections", s[:connections].join(", ")], ["Processes", s[:processes].join(", ")]

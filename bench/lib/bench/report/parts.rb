@@ -78,12 +78,20 @@ module Bench
         lines.empty? ? nil : "## #{heading}\n\n#{lines.join("\n")}"
       end
 
+      # How a run ordered its servers: runs before 2026-12-02 kept one order
+      # in every round (their records say nothing of it).
+      def interleaving(settings)
+        return "servers interleaved within each round, in one order" unless settings[:round_order] == "rotated"
+
+        "servers interleaved within each round, each round starting one server further on"
+      end
+
       # The rows every page run by Bench::Runner has after Ruby's.
       def load_rows(record)
         s = record[:settings]
         [["Load generator", "#{record[:load_generator][:tool]}, #{record[:load_generator][:threads]} thread, " \
                             "on the same machine (it shares the cores with the server)"],
-         ["Rounds", "#{s[:rounds]} (servers interleaved within each round); figures are medians of the rounds"],
+         ["Rounds", "#{s[:rounds]} (#{interleaving(s)}); figures are medians of the rounds"],
          ["Threads", "#{s[:threads_per_process]} per process where threads apply; 1 process"]]
       end
 
