@@ -7,7 +7,8 @@ require_relative "../support/waiting"
 
 # The epoll set the threads engine's pool threads wait on (ext/spindle/
 # wait_set.c): a socket armed is reported once, to one waiter; each
-# notification ends exactly one wait; a wait lets other threads run.
+# notification ends exactly one wait; a wait that finds nothing ready lets
+# other threads run, and one with no timeout only looks.
 class WaitSetTest < Minitest::Test
   include Waiting
 

@@ -12,10 +12,9 @@ module Bench
   # Runs one scenario: for each process count, `rounds` rounds, and in each
   # round every server once, so slow drift on this shared machine touches
   # every server alike. Each round starts one server further down the
-  # registry order (A B C, B C A, C A B): with the same order every round,
-  # whichever ran first was the slower, on the Rails page at 2 processes
-  # 0.90x an identical build of itself (rounds 0.73-1.09x; bench/README.md). Returns the
-  # run's record (what the JSON file holds). Once settings.deadline (the
+  # registry order (A B C, B C A, C A B): with one order for every round,
+  # whichever ran first paid for it (bench/README.md). Returns the run's
+  # record (what the JSON file holds). Once settings.deadline (the
   # run's --deadline, or the scenario's --quick budget) has passed, no new
   # server is started: the rest are reported "skipped: ...".
   class Runner
