@@ -7,7 +7,7 @@ module Spindle
     # Where the threads engine's pool threads leave a keep-alive connection
     # after its response, and find the next request that arrives on it, with
     # no reactor in between. The free pool threads wait on one epoll set
-    # (WaitSet, in C: the wait lets go of the GVL) in which each parked
+    # (WaitSet, in C: the wait lets go of the GVL unless an event is there) in which each parked
     # socket is armed for a single event, so the kernel gives a request to
     # one free thread, which reads and serves it. Through the reactor, each
     # request woke two threads in turn (the reactor to read it, then a pool
