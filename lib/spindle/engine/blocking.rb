@@ -108,6 +108,9 @@ module Spindle
 
       def close = @set_aside.each(&:close)
 
+      # Those set aside hold complete requests: none of them is idle.
+      def make_room = false
+
       private
 
       # The output budget is spent: the app is not called until it has room.

@@ -20,7 +20,8 @@ module Spindle
     # A connection parked for RECALL_AFTER, or whose keep-alive deadline
     # nears, goes back to the reactor (#recall), whose Selection keeps the
     # rules for idle connections: the deadline, eviction at the connection
-    # cap, and the drain.
+    # cap, and the drain. At the cap, with no idle connection left in that
+    # Selection, all of them go back (Reactor#make_room).
     #
     # Whichever thread takes a parked connection first owns it: a pool thread
     # woken by its request (#wait), or the reactor recalling it. Only plain

@@ -12,7 +12,8 @@ module Spindle
     # could not park (Park): keep-alive ones are watched for their next
     # request, and a response whose end a slow reader has not taken yet is
     # written here, then its outcome acted on. It also takes back parked
-    # connections idle for Park::RECALL_AFTER, and all of them at the stop.
+    # connections idle for Park::RECALL_AFTER, and all of them at the stop
+    # and at the connection cap (#make_room).
     #
     # In a cluster, new connections are accepted while the pool has a spare
     # thread, so that they wait in the kernel's backlog, where a sibling
@@ -97,6 +98,20 @@ module Spindle
 
       # The loop ends: what is still parked (a stop took them all already).
       def close = @park.close(&:close)
+
+      # At the cap with no idle connection in the selection: the parked ones
+      # are idle too, so all come back now and the selection closes the
+      # oldest. Left parked, they came back only at their recall
+      # (Park::RECALL_AFTER), and until then a new client waited in the
+      # backlog. True when any came back.
+      def make_room
+        back = false
+        @park.recall(Float::INFINITY, 0) do |conn|
+          back = true
+          take_back(conn, false)
+        end
+        back
+      end
 
       private
 

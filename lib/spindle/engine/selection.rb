@@ -146,12 +146,16 @@ module Spindle
       end
 
       # The connections to close before one more is let in under max: none
-      # below it; at it, those idle the longest (Eviction). nil when at max
-      # with none idle: #full? then holds for FULL_RECHECK.
+      # below it; at it, those idle the longest (Eviction). When none here is
+      # idle, the block (if given) may bring idle connections it holds
+      # elsewhere into the selection (true when it did), and they are looked
+      # at too. nil when at max with none idle: #full? then holds for
+      # FULL_RECHECK.
       def room(max)
         return Eviction::NONE if @conns.size < max
 
         victims = Eviction.pick(@conns.each_value)
+        victims = Eviction.pick(@conns.each_value) if victims.empty? && block_given? && yield
         return victims unless victims.empty?
 
         @full_until = Timeouts.now + FULL_RECHECK

@@ -23,6 +23,8 @@ module Spindle
     #   away                # open connections it holds outside the selection
     #                       # (they count towards --max-connections too)
     #   out_of_descriptors(selection, error)  # accept failed with EMFILE/ENFILE: true to pause accepting
+    #   make_room           # at the cap with none idle in the selection: bring idle
+    #                       # connections held away into it; true when it did
     #   close               # the loop ends: close what it still holds
     #
     # While the output budget is spent, at the connection cap with none idle,
@@ -90,7 +92,7 @@ module Spindle
       def accept(listener)
         @accept_burst.times do
           return @selection.unwatch_listeners unless accept?
-          return unless (victims = @selection.room(limit))
+          return unless (victims = @selection.room(limit) { @strategy.make_room })
           return pause(SiblingShare::OTHERS_FIRST) if @deference&.defer?(held)
 
           socket = listener.accept_nonblock or return

@@ -1,0 +1,63 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "socket"
+require "spindle/config"
+require "spindle/connection"
+require "spindle/engine/outbox"
+require "spindle/engine/park"
+require "spindle/engine/deadlines"
+require "spindle/engine/selection"
+require "spindle/engine/reactor"
+
+# The threads engine at --max-connections with every idle connection parked
+# (Park): none of them is in the reactor's selection, where eviction looks
+# for the connections idle the longest. Reactor#make_room brings them back,
+# so the selection closes the oldest at once; before, a new client waited in
+# the backlog until the park's recall (Park::RECALL_AFTER) brought them back.
+class ReactorCapTest < Minitest::Test
+  def setup
+    @config = Spindle::Config.new({})
+    @deadlines = Spindle::Engine::Deadlines.new(@config)
+    @selection = Spindle::Engine::Selection.new([], nil, @deadlines)
+    @park = Spindle::Engine::Park.new
+    @reactor = Spindle::Engine::Reactor.new(@selection, nil, @deadlines, nil, nil, @park, alone: true)
+    @pairs = []
+  end
+
+  def teardown
+    @park.release
+    @selection.close
+    @pairs.flatten.each { |io| io.close unless io.closed? }
+  end
+
+  def test_at_the_cap_parked_connections_come_back_and_the_oldest_makes_room
+    now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    oldest = connection(idle_since: now - 0.5)
+    newer = connection(idle_since: now - 0.1)
+    [newer, oldest].each { |conn| assert @park.park(conn) }
+
+    # The cap is 2 and both are parked: the selection may hold none more.
+    victims = @selection.room(0) { @reactor.make_room }
+
+    assert_equal [oldest], victims, "the connection idle the longest goes first"
+    assert @park.empty?, "every parked connection is back in the selection"
+    assert_equal 2, @selection.size
+  end
+
+  def test_with_nothing_parked_the_selection_is_full
+    refute @reactor.make_room
+    assert_nil @selection.room(0) { @reactor.make_room }
+  end
+
+  private
+
+  def connection(idle_since:)
+    client, server = UNIXSocket.pair
+    conn = Spindle::Connection.new(server, @config, {}, Spindle::Engine::Outbox.new(server, @config))
+    conn.marks.idle_since = idle_since
+    conn.marks.at = idle_since + 60
+    @pairs << [client, server]
+    conn
+  end
+end
