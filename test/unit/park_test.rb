@@ -1,12 +1,9 @@
 # frozen_string_literal: true
 
 require "test_helper"
-require "socket"
-require "spindle/config"
-require "spindle/connection"
-require "spindle/engine/outbox"
 require "spindle/engine/park"
 require_relative "../support/allocations"
+require_relative "../support/socket_connections"
 
 # Where the threads engine's pool leaves idle keep-alive connections: a
 # parked connection whose client sends goes to one waiting thread; one idle
@@ -15,19 +12,19 @@ require_relative "../support/allocations"
 # connection first owns it.
 class ParkTest < Minitest::Test
   include Allocations
+  include SocketConnections
 
   def setup
     @park = Spindle::Engine::Park.new
-    @pairs = []
   end
 
   def teardown
     @park.release
-    @pairs.flatten.each { |io| io.close unless io.closed? }
+    close_socket_connections
   end
 
   def test_a_parked_connection_whose_client_sends_goes_to_a_waiting_thread
-    conn, client = connection
+    conn, client = socket_connection
     assert @park.park(conn)
     assert_equal 1, @park.size
     assert_nil @park.wait(0), "nothing sent yet"
@@ -42,9 +39,9 @@ class ParkTest < Minitest::Test
   end
 
   def test_recall_takes_back_what_idled_long_or_is_due
-    idle, = connection(idle_since: 10.0, deadline: 100.0)
-    due, = connection(idle_since: 50.0, deadline: 60.0)
-    fresh, fresh_client = connection(idle_since: 50.0, deadline: 100.0)
+    idle, = socket_connection(idle_since: 10.0, deadline: 100.0)
+    due, = socket_connection(idle_since: 50.0, deadline: 60.0)
+    fresh, fresh_client = socket_connection(idle_since: 50.0, deadline: 100.0)
     [idle, due, fresh].each { |conn| @park.park(conn) }
     recalled = []
     @park.recall(20.0, 60.0) { |conn| recalled << conn }
@@ -55,7 +52,7 @@ class ParkTest < Minitest::Test
   end
 
   def test_a_recalled_connection_is_no_threads_any_more
-    conn, client = connection(idle_since: 0.0)
+    conn, client = socket_connection(idle_since: 0.0)
     @park.park(conn)
     @park.recall(1.0, 0.0) { nil }
     client.write("GET / HTTP/1.1\r\n")
@@ -63,17 +60,17 @@ class ParkTest < Minitest::Test
   end
 
   def test_close_yields_every_connection_and_parks_nothing_more
-    parked = Array.new(2) { connection.first }
+    parked = Array.new(2) { socket_connection.first }
     parked.each { |conn| @park.park(conn) }
     taken = []
     @park.close { |conn| taken << conn }
     assert_equal parked.map(&:object_id).sort, taken.map(&:object_id).sort
-    refute @park.park(connection.first), "stopping: the caller hands it to the reactor"
+    refute @park.park(socket_connection.first), "stopping: the caller hands it to the reactor"
     assert @park.empty?
   end
 
   def test_a_connection_whose_socket_is_gone_is_not_parked
-    conn, = connection
+    conn, = socket_connection
     conn.io.close
     assert_raises(IOError) { @park.park(conn) } # a closed Ruby IO has no fileno
     assert @park.empty?
@@ -82,7 +79,7 @@ class ParkTest < Minitest::Test
   # Every keep-alive request passes here: on Ruby 3.1 a `return` out of the
   # lock's block allocated an object each time.
   def test_a_park_and_a_wait_allocate_nothing
-    conn, client = connection
+    conn, client = socket_connection
     client.write("GET / HTTP/1.1\r\n")
     2.times { @park.park(conn) && @park.wait(5) } # warm: the first calls may allocate caches
     taken = nil
@@ -92,15 +89,4 @@ class ParkTest < Minitest::Test
     assert_same conn, taken
   end
 
-  private
-
-  def connection(idle_since: nil, deadline: nil)
-    client, server = UNIXSocket.pair
-    conn = Spindle::Connection.new(server, config = Spindle::Config.new({}), {},
-                                    Spindle::Engine::Outbox.new(server, config))
-    conn.marks.idle_since = idle_since if idle_since
-    conn.marks.at = deadline || (Process.clock_gettime(Process::CLOCK_MONOTONIC) + 60)
-    @pairs << [client, server]
-    [conn, client]
-  end
 end

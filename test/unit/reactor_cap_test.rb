@@ -1,14 +1,11 @@
 # frozen_string_literal: true
 
 require "test_helper"
-require "socket"
-require "spindle/config"
-require "spindle/connection"
-require "spindle/engine/outbox"
 require "spindle/engine/park"
 require "spindle/engine/deadlines"
 require "spindle/engine/selection"
 require "spindle/engine/reactor"
+require_relative "../support/socket_connections"
 
 # The threads engine at --max-connections with every idle connection parked
 # (Park): none of them is in the reactor's selection, where eviction looks
@@ -16,19 +13,20 @@ require "spindle/engine/reactor"
 # so the selection closes the oldest at once; before, a new client waited in
 # the backlog until the park's recall (Park::RECALL_AFTER) brought them back.
 class ReactorCapTest < Minitest::Test
+  include SocketConnections
+
   def setup
     @config = Spindle::Config.new({})
     @deadlines = Spindle::Engine::Deadlines.new(@config)
     @selection = Spindle::Engine::Selection.new([], nil, @deadlines)
     @park = Spindle::Engine::Park.new
     @reactor = Spindle::Engine::Reactor.new(@selection, nil, @deadlines, nil, nil, @park, alone: true)
-    @pairs = []
   end
 
   def teardown
     @park.release
     @selection.close
-    @pairs.flatten.each { |io| io.close unless io.closed? }
+    close_socket_connections
   end
 
   def test_at_the_cap_parked_connections_come_back_and_the_oldest_makes_room
@@ -52,12 +50,5 @@ class ReactorCapTest < Minitest::Test
 
   private
 
-  def connection(idle_since:)
-    client, server = UNIXSocket.pair
-    conn = Spindle::Connection.new(server, @config, {}, Spindle::Engine::Outbox.new(server, @config))
-    conn.marks.idle_since = idle_since
-    conn.marks.at = idle_since + 60
-    @pairs << [client, server]
-    conn
-  end
+  def connection(idle_since:) = socket_connection(idle_since: idle_since).first
 end
