@@ -14,8 +14,8 @@ module Bench
 
   # Spindle: one entry per engine: engine => [model, whether -t applies,
   # notes]. -t sizes the threads engine's pool, as Puma's threads; hybrid
-  # runs its default loops unless the scenario sets a count for it, and
-  # blocking and fibers run on one thread.
+  # runs its default loops unless the scenario sets a count for it
+  # (--loops), and blocking and fibers run on one thread.
   engines = {
     "blocking" => ["one request at a time per process (the reference)", false, "one thread"],
     "threads" => ["reactor + thread pool", true, nil],
@@ -28,7 +28,7 @@ module Bench
     lambda do |l|
       workers = l.processes > 1 ? ["-w", l.processes.to_s] : []
       sized = engines.fetch(engine)[1] || l.scenario.threads&.key?(l.spec.name) # a scenario's own count applies
-      threads = sized ? ["-t", l.thread_range] : []
+      threads = sized ? (engine == "hybrid" ? ["--loops", l.threads.to_s] : ["-t", l.thread_range]) : []
       [RbConfig.ruby, "bin/spindle", "--engine", engine, *threads, *workers, *flags,
        "-b", "tcp://#{l.address}", "-q", *l.scenario.server_args_for(l.spec.name), l.rackup]
     end

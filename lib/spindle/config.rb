@@ -48,7 +48,7 @@ module Spindle
     end
 
     OPTIONS.each do |option|
-      next if %i[binds drain_delay threads].include?(option.name) # defined below: their defaults depend on others
+      next if %i[binds drain_delay threads].include?(option.name) # defined below
 
       define_method(option.name) { @values.fetch(option.name) }
     end
@@ -70,8 +70,10 @@ module Spindle
       health_path ? DEFAULT_DRAIN_DELAY : 0.0
     end
 
-    # Unset, the engine's own default (Engine::REGISTRY).
-    def threads = @values[:threads] || Engine.default_threads(engine)
+    # The threads engine's pool unless a layer sets it: Puma's default size.
+    DEFAULT_THREADS = [1, 5].freeze
+
+    def threads = @values[:threads] || DEFAULT_THREADS
 
     # Runs the blocks the config file gave for hook, with args.
     def run_hooks(hook, *args)

@@ -164,9 +164,9 @@ module Spindle
     # preloaded it), so an operator sees it without asking spindlectl.
     def startup_line
       yjit = defined?(RubyVM::YJIT) && RubyVM::YJIT.enabled? ? "on" : "off"
-      threads = engine_class.threads? ? " threads=#{@config.threads.join(':')}" : ""
+      sizing = engine_class.sizing(@config)&.then { |s| " #{s}" }
       workers = @config.cluster? ? " workers=#{@config.workers}" : ""
-      "spindle #{VERSION} engine=#{@config.engine}#{threads}#{workers} " \
+      "spindle #{VERSION} engine=#{@config.engine}#{sizing}#{workers} " \
         "binds=#{@listeners.map(&:uri).join(',')} pid=#{Process.pid} ruby=#{RUBY_VERSION} yjit=#{yjit} " \
         "allocator=#{ProcessStats.allocator}"
     end

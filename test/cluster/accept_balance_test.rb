@@ -22,7 +22,7 @@ class AcceptBalanceTest < SpindleIntegrationTest
   CLIENTS = 16
   BURSTS = 5
   FEWEST = 5 # a worker's share of a burst, at least
-  ENGINES = { "blocking" => [], "threads" => [], "fibers" => [], "hybrid" => ["-t", "2:2"] }.freeze
+  ENGINES = { "blocking" => [], "threads" => [], "fibers" => [], "hybrid" => ["--loops", "2"] }.freeze
 
   ENGINES.each do |engine, extra|
     define_method("test_a_burst_of_keepalive_clients_splits_between_workers_with_#{engine}") do

@@ -173,6 +173,13 @@ class CliTest < SpindleIntegrationTest
     assert_equal 1, process.stdout.lines.grep(/binds=/).size, "one start-up line"
   end
 
+  # hybrid is sized by --loops alone: a --threads (the pool's size) changes nothing.
+  def test_start_line_names_hybrids_loops
+    process = spawn_server("-b", LOOPBACK, "--engine", "hybrid", "-t", "5:5", "--loops", "3", app_path("echo"))
+    assert_match(/ engine=hybrid loops=3( |\z)/, process.start_line)
+    refute_match(/ threads=/, process.start_line)
+  end
+
   def test_engine_blocking_is_named_in_the_start_line
     process = spawn_server("-b", LOOPBACK, "--engine", "blocking", app_path("echo"))
     assert_match(/ engine=blocking( |\z)/, process.start_line)

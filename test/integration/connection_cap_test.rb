@@ -10,7 +10,7 @@ class ConnectionCapTest < SpindleIntegrationTest
   NORMAL = 5
   # hybrid with one loop: the cap is that loop's, so which connection is the
   # oldest is one loop's order (test_hybrid_loops_share_the_cap has two).
-  ENGINES = { "blocking" => [], "threads" => [], "fibers" => [], "hybrid" => ["-t", "1:1"] }.freeze
+  ENGINES = { "blocking" => [], "threads" => [], "fibers" => [], "hybrid" => ["--loops", "1"] }.freeze
 
   ENGINES.each do |engine, extra|
     define_method("test_idle_keep_alive_connections_make_room_with_#{engine}") do
@@ -35,7 +35,7 @@ class ConnectionCapTest < SpindleIntegrationTest
   # Two loops hold CAP between them, not CAP each: at CAP idle clients, new
   # ones make room. (When each loop had the whole cap, none was closed.)
   def test_hybrid_loops_share_the_cap
-    app = cap_server("hybrid", ["-t", "2:2"])
+    app = cap_server("hybrid", ["--loops", "2"])
     idle = Array.new(CAP) { |i| served_keep_alive(app, i) }
     NORMAL.times { |i| assert_equal 200, normal_request(app, i).status }
     assert(idle.any? { |connection| closed_by_server?(connection) }, "no idle connection was closed\n#{app.output}")

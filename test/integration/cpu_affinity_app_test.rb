@@ -17,8 +17,9 @@ class CpuAffinityAppTest < SpindleIntegrationTest
     assert_app_threads_pinned("spindle pool", 3, "--engine", "threads", "-t", "3:3")
   end
 
+  # Three loops: --loops counts them, and --threads (the pool's size) does not.
   def test_hybrid_pins_its_loops_only
-    assert_app_threads_pinned("spindle loop", 2, "--engine", "hybrid", "-t", "2")
+    assert_app_threads_pinned("spindle loop", 3, "--engine", "hybrid", "-t", "5:5", "--loops", "3")
   end
 
   private

@@ -37,7 +37,7 @@ class FairnessTest < SpindleIntegrationTest
   CROWD = 4
   IN_FLIGHT = 16
   CROWD_CAP = 1_000 # each; the crowd's requests take 1 ms of app time each
-  ENGINES = { "blocking" => [], "threads" => ["-t", "1:1"], "fibers" => [], "hybrid" => ["-t", "2:2"] }.freeze
+  ENGINES = { "blocking" => [], "threads" => ["-t", "1:1"], "fibers" => [], "hybrid" => ["--loops", "2"] }.freeze
 
   def setup
     @dir = Dir.mktmpdir("spindle-fairness")

@@ -63,7 +63,7 @@ module FiberEngineConcurrency
   end
 end
 
-{ "fibers" => [], "hybrid" => ["-t", "2:2"] }.each do |engine, extra|
+{ "fibers" => [], "hybrid" => ["--loops", "2"] }.each do |engine, extra|
   klass = Class.new(SpindleIntegrationTest) do
     include FiberEngineConcurrency
     serve_with "-b", SpindleIntegrationTest::LOOPBACK, "--engine", engine, *extra, app_path("waits")

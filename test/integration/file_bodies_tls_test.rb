@@ -13,7 +13,7 @@ class FileBodiesTlsTest < SpindleIntegrationTest
   include TlsClients
 
   MIB = 1024 * 1024
-  ENGINES = { "blocking" => [], "threads" => ["-t", "2:2"], "fibers" => [], "hybrid" => ["-t", "2:2"] }.freeze
+  ENGINES = { "blocking" => [], "threads" => ["-t", "2:2"], "fibers" => [], "hybrid" => ["--loops", "2"] }.freeze
 
   def setup
     @files = TlsFiles.new

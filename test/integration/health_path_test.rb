@@ -18,7 +18,7 @@ class HealthPathTest < SpindleIntegrationTest
     "blocking" => %w[--engine blocking],
     "threads" => %w[--engine threads -t 2:4],
     "fibers" => %w[--engine fibers],
-    "hybrid" => %w[--engine hybrid -t 2:2],
+    "hybrid" => %w[--engine hybrid --loops 2],
     "cluster" => %w[-w 2],
   }.freeze
   # Long enough that the tests below end it with a second signal, never by

@@ -17,7 +17,7 @@ class OutputBudgetTest < SpindleIntegrationTest
   # bounded server holds the budget plus the responses already under way.
   GROWTH_BOUND = READERS * RESPONSE_MIB / 2 * MIB
   RECEIVE_WINDOW = 4096
-  ENGINES = { "blocking" => [], "threads" => ["-t", "2:2"], "fibers" => [], "hybrid" => ["-t", "2:2"] }.freeze
+  ENGINES = { "blocking" => [], "threads" => ["-t", "2:2"], "fibers" => [], "hybrid" => ["--loops", "2"] }.freeze
 
   ENGINES.each do |engine, extra|
     define_method("test_slow_readers_take_bounded_memory_with_#{engine}") do

@@ -110,7 +110,7 @@ module PostgresContract
   end
 end
 
-{ "fibers" => [], "hybrid" => ["-t", "2:2"] }.each do |engine, extra|
+{ "fibers" => [], "hybrid" => ["--loops", "2"] }.each do |engine, extra|
   klass = Class.new(SpindleIntegrationTest) do
     include PostgresContract
     define_singleton_method(:engine) { engine }

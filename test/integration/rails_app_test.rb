@@ -105,8 +105,8 @@ class RailsIntegrationTest < SpindleIntegrationTest
   def test_rails_server_reads_config_spindle_rb
     pid_file = File.join(Dir.mktmpdir("spindle-rails"), "server.pid")
     app = start([RbConfig.ruby, "bin/rails", "server"], "-u", "spindle", "-b", "127.0.0.1", "-p", "0", "-P", pid_file,
-                env: { "SPINDLE_ENGINE" => "hybrid", "RAILS_MAX_THREADS" => "3" })
-    assert_match(/ engine=hybrid threads=1:3 /, app.start_line)
+                env: { "SPINDLE_ENGINE" => "threads", "RAILS_MAX_THREADS" => "3" })
+    assert_match(/ engine=threads threads=1:3 /, app.start_line)
     assert_equal 200, FormClient.new(app).get("/posts").status
   end
 

@@ -12,7 +12,7 @@ class StaticFilesIntegrationTest < SpindleIntegrationTest
     "blocking" => %w[--engine blocking],
     "threads" => %w[--engine threads -t 2:4],
     "fibers" => %w[--engine fibers],
-    "hybrid" => %w[--engine hybrid -t 2:2],
+    "hybrid" => %w[--engine hybrid --loops 2],
   }.freeze
   BIG = 1024 * 1024
 

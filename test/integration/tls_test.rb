@@ -10,7 +10,7 @@ require_relative "../support/tls_setup"
 class TlsEnginesTest < SpindleIntegrationTest
   include TlsClients
 
-  ENGINES = { "blocking" => [], "threads" => ["-t", "2:2"], "fibers" => [], "hybrid" => ["-t", "2:2"] }.freeze
+  ENGINES = { "blocking" => [], "threads" => ["-t", "2:2"], "fibers" => [], "hybrid" => ["--loops", "2"] }.freeze
   HEADER_TIMEOUT = "2"
 
   include TlsFixture

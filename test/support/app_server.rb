@@ -58,7 +58,7 @@ module AppServer
     "Blocking" => [%w[--engine blocking], false],
     "Threads" => [%w[--engine threads], false],
     "Fibers" => [%w[--engine fibers], false],
-    "Hybrid" => [%w[--engine hybrid -t 2:2], false],
+    "Hybrid" => [%w[--engine hybrid --loops 2], false],
     "Cluster" => [%w[-w 2], true],
   }.freeze
 

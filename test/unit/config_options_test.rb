@@ -52,23 +52,31 @@ class ConfigOptionsTest < Minitest::Test
     assert_equal false, Spindle::RackHandler.build_config(CpuAffinity: "off").cpu_affinity
   end
 
-  # --threads sizes the threads engine's pool (1:5 unless set) and counts
-  # hybrid's loops (2 unless set: each loop past the first costs CPU on every
-  # request). Whatever a layer sets wins, for either engine; the config
-  # file's engine picks the default as the flag's does.
-  def test_threads_default_by_engine
-    parse = ->(*args) { Config.build(Spindle::CLI.new.parse(args)).threads }
-    assert_equal [1, 5], parse.call
-    assert_equal [1, 5], parse.call("--engine", "threads")
-    assert_equal [1, 2], parse.call("--engine", "hybrid")
-    assert_equal [5, 5], parse.call("--engine", "hybrid", "-t", "5:5")
-    assert_equal [3, 3], parse.call("--engine", "threads", "-t", "3:3")
-    assert_equal 2, Spindle::RackHandler.build_config(Engine: "hybrid").max_threads
+  # --threads sizes the threads engine's pool (1:5 unless set); hybrid's
+  # loops are --loops (2 unless set). An app's config file that sizes the
+  # pool as Puma's config/puma.rb does (threads 1, 5) leaves hybrid on its
+  # two loops: read as a loop count, it ran five, and each loop past the
+  # first costs CPU on every request.
+  def test_threads_size_the_pool_and_loops_count_hybrid_loops
+    build = ->(*args) { Config.build(Spindle::CLI.new.parse(args)) }
+    assert_equal [1, 5], build.call.threads
+    assert_equal [3, 3], build.call("--engine", "threads", "-t", "3:3").threads
+    assert_equal 2, build.call("--engine", "hybrid").loops
+    assert_equal 2, build.call("--engine", "hybrid", "-t", "5:5").loops
+    assert_equal 3, build.call("--engine", "hybrid", "--loops", "3").loops
+    assert_equal 2, Spindle::RackHandler.build_config(Engine: "hybrid").loops
+    assert_equal 4, Spindle::RackHandler.build_config(Engine: "hybrid", Loops: "4").loops
     Dir.mktmpdir do |dir|
-      File.write(file = File.join(dir, "spindle.rb"), "engine :hybrid\n")
-      assert_equal [1, 2], parse.call("-C", file)
-      assert_equal [1, 5], parse.call("-C", file, "--engine", "threads")
+      File.write(file = File.join(dir, "spindle.rb"), "engine :hybrid\nthreads 1, 5\n")
+      assert_equal [2, [1, 5]], build.call("-C", file).then { |c| [c.loops, c.threads] }
+      File.write(file, "engine :hybrid\nloops 3\n")
+      assert_equal 3, build.call("-C", file).loops
     end
+  end
+
+  def test_loops_must_be_a_positive_integer
+    error = assert_raises(Spindle::Config::Error) { Config.build(Spindle::CLI.new.parse(%w[--loops 0])) }
+    assert_equal "loops must be a positive integer, got \"0\"", error.message
   end
 
   # Item 19: ports are 16 bits; 0 asks the kernel for a free one.

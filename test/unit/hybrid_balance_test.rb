@@ -27,7 +27,7 @@ class HybridBalanceTest < Minitest::Test
   def setup
     # A long stall threshold: on a busy machine a loop waiting for the GVL
     # must not count as held by a request (FiberLoop#held?) here.
-    @config = Spindle::Config.new(threads: [LOOPS, LOOPS], stall_threshold: 30)
+    @config = Spindle::Config.new(loops: LOOPS, stall_threshold: 30)
     @log = Spindle::Log.new(out: StringIO.new, err: StringIO.new, quiet: true)
     @listener = Spindle::Listener.open("tcp://127.0.0.1:0", backlog: 128)
   end

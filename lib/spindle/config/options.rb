@@ -34,9 +34,13 @@ module Spindle
       Option.new(name: :threads, default: nil, cli: "-t, --threads", arg: "MIN:MAX",
                  coerce: ->(v) { c.thread_range(v) },
                  doc: "threads engine: the pool size; MAX is the most requests one process " \
-                      "runs at once, and idle threads above MIN exit. Default: 1:5. hybrid " \
-                      "engine: MAX is the number of fiber-loop threads. Default: 2; each loop " \
-                      "past the first costs CPU on every request (docs/ENGINES.md)."),
+                      "runs at once, and idle threads above MIN exit. Default: 1:5. The other " \
+                      "engines do not read it (hybrid's threads are --loops)."),
+      Option.new(name: :loops, default: 2, cli: "--loops", arg: "N",
+                 coerce: ->(v) { c.positive_integer(v, "loops") },
+                 doc: "hybrid engine: its fiber loops, one thread each. A request's CPU work " \
+                      "holds only its own loop's clients, but each loop past the first costs " \
+                      "CPU on every request (docs/ENGINES.md)."),
       Option.new(name: :max_connections, default: 4096, cli: "--max-connections", arg: "N",
                  coerce: ->(v) { c.positive_integer(v, "max_connections") },
                  doc: "The most connections one process holds open (hybrid splits it " \

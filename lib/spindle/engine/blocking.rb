@@ -35,7 +35,7 @@ module Spindle
       ACCEPT_BURST = 32
 
       def self.multithread? = false
-      def self.threads? = false
+      def self.sizing(_config) = nil
       def self.connection_capacity(config) = config.max_connections
 
       # siblings: a cluster worker's SiblingShare (nil: none).

@@ -8,7 +8,7 @@ module Spindle
     # One event loop per process, a fiber per connection. See FiberLoop.
     class Fibers
       def self.multithread? = false
-      def self.threads? = false
+      def self.sizing(_config) = nil
       def self.connection_capacity(config) = config.max_connections
 
       # siblings: a cluster worker's SiblingShare (nil: none).

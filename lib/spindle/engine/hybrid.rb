@@ -9,8 +9,11 @@ module Spindle
   module Engine
     # Several threads, each running its own FiberLoop on the shared listeners:
     # for apps that mix CPU work with I/O, so one request's computation holds
-    # only its own thread's loop. The thread count is the --threads maximum:
-    # two unless set (Engine::REGISTRY).
+    # only its own thread's loop. The thread count is --loops: two unless set.
+    # Not --threads, which sizes the threads engine's pool: an app's config
+    # file sets that the way Puma's config/puma.rb does (threads 1, 5 from
+    # RAILS_MAX_THREADS), and read as a loop count it ran hybrid on five
+    # loops, each past the first costing CPU on every request (ENGINES.md).
     #
     # The loops share one GVL. A loop busy with ready connections never
     # blocks (its epoll finds events at once, and it only blocks in epoll
@@ -71,7 +74,7 @@ module Spindle
       end
 
       def self.multithread? = true
-      def self.threads? = true # --threads MAX is the number of loops
+      def self.sizing(config) = "loops=#{config.loops}"
       # max_connections caps the process: each loop holds its LoopShare#cap.
       # (It used to cap each loop, so 5 loops could hold 20,480 connections
       # and a hard open-file limit of 20,000 logged an error at every start.)
@@ -79,9 +82,9 @@ module Spindle
 
       # siblings: a cluster worker's SiblingShare (nil: none).
       def initialize(listeners:, handler:, config:, log:, siblings: nil)
-        share = LoopShare.new(config.max_threads) if config.max_threads > 1
-        @loops = Array.new(config.max_threads) do
-          turns = share ? TakingTurns.new(handler, Hybrid.slice(config.max_threads)) : handler
+        share = LoopShare.new(config.loops) if config.loops > 1
+        @loops = Array.new(config.loops) do
+          turns = share ? TakingTurns.new(handler, Hybrid.slice(config.loops)) : handler
           FiberLoop.new(listeners: listeners, handler: turns, config: config, log: log, share: share,
                         siblings: siblings)
         end

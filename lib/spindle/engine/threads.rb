@@ -46,7 +46,7 @@ module Spindle
       FAST_KEEPALIVE = 0.005
 
       def self.multithread? = true
-      def self.threads? = true # --threads sizes the pool
+      def self.sizing(config) = "threads=#{config.threads.join(':')}" # the pool
       def self.connection_capacity(config) = config.max_connections
 
       # siblings: a cluster worker's SiblingShare (nil: none).
