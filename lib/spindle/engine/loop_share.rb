@@ -17,7 +17,7 @@ module Spindle
     # stops waiting until one of them takes a client again: waiting at
     # every client handed the GVL to that work for Ruby's 100 ms time slice
     # each time, and 60 new clients waited 1.8 s for a 2 s request to end
-    # (hybrid -t 2; 0.33 s before LoopShare).
+    # (hybrid, 2 loops; 0.33 s before LoopShare).
     #
     # A loop behind that sleeps (in its selector, or waiting for the GVL on
     # its way out of it) only had no turn yet: another thread of the
