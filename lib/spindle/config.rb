@@ -48,7 +48,7 @@ module Spindle
     end
 
     OPTIONS.each do |option|
-      next if %i[binds drain_delay threads].include?(option.name) # defined below
+      next if %i[binds drain_delay].include?(option.name) # defined below: their defaults depend on others
 
       define_method(option.name) { @values.fetch(option.name) }
     end
@@ -69,11 +69,6 @@ module Spindle
 
       health_path ? DEFAULT_DRAIN_DELAY : 0.0
     end
-
-    # The threads engine's pool unless a layer sets it: Puma's default size.
-    DEFAULT_THREADS = [1, 5].freeze
-
-    def threads = @values[:threads] || DEFAULT_THREADS
 
     # Runs the blocks the config file gave for hook, with args.
     def run_hooks(hook, *args)

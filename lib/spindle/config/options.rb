@@ -31,10 +31,10 @@ module Spindle
                       "threads (a reactor buffers requests, a bounded thread pool runs them), " \
                       "fibers (one event loop, a fiber per connection; the app's I/O yields) " \
                       "or hybrid (several threads, each with its own fiber loop)."),
-      Option.new(name: :threads, default: nil, cli: "-t, --threads", arg: "MIN:MAX",
+      Option.new(name: :threads, default: [1, 5].freeze, cli: "-t, --threads", arg: "MIN:MAX",
                  coerce: ->(v) { c.thread_range(v) },
-                 doc: "threads engine: the pool size; MAX is the most requests one process " \
-                      "runs at once, and idle threads above MIN exit. Default: 1:5. The other " \
+                 doc: "threads engine: the pool size (Puma's default); MAX is the most requests " \
+                      "one process runs at once, and idle threads above MIN exit. The other " \
                       "engines do not read it (hybrid's threads are --loops)."),
       Option.new(name: :loops, default: 2, cli: "--loops", arg: "N",
                  coerce: ->(v) { c.positive_integer(v, "loops") },
