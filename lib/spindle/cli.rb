@@ -41,7 +41,9 @@ module Spindle
       values = parse(argv)
       return 0 if values.nil?
 
-      serve(Config.build(values))
+      config = Config.build(values)
+      warn_threads_unread(values, config)
+      serve(config)
     rescue *STARTUP_ERRORS => e
       fail_with(e, 2)
     rescue AppLoader::Error => e
@@ -64,6 +66,17 @@ module Spindle
     end
 
     private
+
+    # Until 2026-12-02 --threads MAX counted hybrid's loops; it now sizes
+    # only the threads engine's pool. A command line written for the old
+    # meaning is told so once, not silently run on the default loops. A
+    # config file's threads (an app's, sized for the pool) is not.
+    def warn_threads_unread(values, config)
+      return unless values.key?(:threads) && !values.key?(:loops) && config.engine.to_s == "hybrid"
+
+      warn "spindle: --threads sizes the threads engine's pool; hybrid runs #{config.loops} loops " \
+           "(set them with --loops N)"
+    end
 
     def fail_with(error, status)
       warn "spindle: #{error.message.lines.first&.chomp}"

@@ -178,6 +178,17 @@ class CliTest < SpindleIntegrationTest
     process = spawn_server("-b", LOOPBACK, "--engine", "hybrid", "-t", "5:5", "--loops", "3", app_path("echo"))
     assert_match(/ engine=hybrid loops=3( |\z)/, process.start_line)
     refute_match(/ threads=/, process.start_line)
+    refute_match(/--threads sizes/, process.stderr, "--loops given: nothing to warn about")
+  end
+
+  # -t once counted hybrid's loops: given without --loops, the command line
+  # is told that it no longer does, before the server starts.
+  def test_threads_without_loops_under_hybrid_is_warned_about
+    process = spawn_server("-b", LOOPBACK, "--engine", "hybrid", "-t", "5:5", app_path("echo"))
+    assert_match(/ engine=hybrid loops=2( |\z)/, process.start_line)
+    wait_until("the warning on stderr", deadline: 10) { process.stderr.include?("--threads sizes") }
+    assert_match(/\Aspindle: --threads sizes the threads engine's pool; hybrid runs 2 loops \(set them with --loops N\)$/,
+                 process.stderr)
   end
 
   def test_engine_blocking_is_named_in_the_start_line

@@ -56,9 +56,12 @@ class FiberAcceptTest < Minitest::Test
     wait_until("the busy clients being served", deadline: 10, interval: 0.001) { SERVED.count > BUSY * 50 }
     counts = burst_counts
     turn = BUSY * Spindle::Engine::FiberLoop::TURNS
-    # One client per turn put BURST - 1 turns between the first and the
-    # last; taken in one burst they are served within a few.
-    assert_operator counts.max - counts.min, :<, 4 * turn,
+    # One client per turn put BURST - 1 (23) turns between the first and
+    # the last; taken in one burst they are served within one or two. The
+    # bound is a third of the old spread, not a few turns: with the rest of
+    # the suite on both cores, the child connecting the burst can be
+    # descheduled for several turns (5 were seen once on Ruby 3.3).
+    assert_operator counts.max - counts.min, :<, BURST / 3 * turn,
                     "the burst was spread over #{(counts.max - counts.min) / turn} turns of the loop: #{counts.sort}"
   end
 
