@@ -41,9 +41,7 @@ module Spindle
       values = parse(argv)
       return 0 if values.nil?
 
-      config = Config.build(values)
-      warn_threads_unread(values, config)
-      serve(config)
+      serve(Config.build(values), values)
     rescue *STARTUP_ERRORS => e
       fail_with(e, 2)
     rescue AppLoader::Error => e
@@ -83,9 +81,10 @@ module Spindle
       status
     end
 
-    def serve(config)
+    def serve(config, values)
       env = MemorySetup.environment_for(config)
       MemorySetup.reexec(env, @argv) if env
+      warn_threads_unread(values, config) # after the re-exec: said once, not by both
       ENV["RACK_ENV"] = config.environment
       raise_open_file_limit
       log = Log.build(config)

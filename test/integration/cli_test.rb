@@ -189,6 +189,7 @@ class CliTest < SpindleIntegrationTest
     wait_until("the warning on stderr", deadline: 10) { process.stderr.include?("--threads sizes") }
     assert_match(/\Aspindle: --threads sizes the threads engine's pool; hybrid runs 2 loops \(set them with --loops N\)$/,
                  process.stderr)
+    assert_equal 1, process.stderr.scan("--threads sizes").size, "said once, not again by the re-exec for jemalloc"
   end
 
   def test_engine_blocking_is_named_in_the_start_line
