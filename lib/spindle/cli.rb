@@ -4,6 +4,7 @@ require "optparse"
 require_relative "version"
 require_relative "config"
 require_relative "config/app_file"
+require_relative "config/threads_unread"
 require_relative "log"
 require_relative "app_loader"
 require_relative "server"
@@ -65,15 +66,9 @@ module Spindle
 
     private
 
-    # Until 2026-12-02 --threads MAX counted hybrid's loops; it now sizes
-    # only the threads engine's pool. A command line written for the old
-    # meaning is told so once, not silently run on the default loops. A
-    # config file's threads (an app's, sized for the pool) is not.
     def warn_threads_unread(values, config)
-      return unless values.key?(:threads) && !values.key?(:loops) && config.engine.to_s == "hybrid"
-
-      warn "spindle: --threads sizes the threads engine's pool; hybrid runs #{config.loops} loops " \
-           "(set them with --loops N)"
+      warning = Config::ThreadsUnread.warning(values, config, threads: "--threads", loops: "--loops N")
+      warn warning if warning
     end
 
     def fail_with(error, status)

@@ -3,6 +3,7 @@
 require_relative "config"
 require_relative "config/rackup_options"
 require_relative "config/app_file"
+require_relative "config/threads_unread"
 require_relative "log"
 require_relative "server"
 require_relative "memory_setup"
@@ -19,6 +20,7 @@ module Spindle
     def run(app, **options)
       config = build_config(options)
       reexec_with_memory_settings(config, options[:pid])
+      warn_threads_unread(options, config) # after the re-exec: said once, not by both
       log = Log.build(config)
       return run_cluster(app, config, log, options) if config.cluster?
 
@@ -42,6 +44,12 @@ module Spindle
       typed = Array(options[:user_supplied_options]) & %i[Host Port]
       values[:binds] ||= host_port unless typed.empty?
       Config.build(values, default_binds: host_port)
+    end
+
+    def warn_threads_unread(options, config)
+      warning = Config::ThreadsUnread.warning(Config::RackupOptions.values(options), config,
+                                              threads: "-O Threads", loops: "-O Loops=N")
+      warn warning if warning
     end
 
     # The allocator settings are read once, at process start (see MemorySetup).

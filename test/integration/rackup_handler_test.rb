@@ -36,6 +36,23 @@ class RackupHandlerTest < Minitest::Test
     assert_hello(port)
   end
 
+  # -O Threads once counted hybrid's loops, as -t did: given without -O
+  # Loops it is warned about, once (rackup's process re-execs itself for
+  # jemalloc), before the start line.
+  def test_rackup_threads_without_loops_under_hybrid_is_warned_about
+    out = rackup("-o", "127.0.0.1", "-p", free_port.to_s, "-O", "Engine=hybrid", "-O", "Threads=5:5", APP)
+    seen = read_until(out, /\] INFO spindle .*engine=hybrid loops=2/)
+    assert_match(/^spindle: -O Threads sizes the threads engine's pool; hybrid runs 2 loops \(set them with -O Loops=N\)$/,
+                 seen)
+    assert_equal 1, seen.scan("Threads sizes").size, "said once"
+  end
+
+  def test_rackup_threads_with_loops_under_hybrid_is_not_warned_about
+    out = rackup("-o", "127.0.0.1", "-p", free_port.to_s, "-O", "Engine=hybrid", "-O", "Threads=5:5",
+                 "-O", "Loops=3", APP)
+    refute_match(/Threads sizes/, read_until(out, /\] INFO spindle .*engine=hybrid loops=3/))
+  end
+
   # USR2 re-ran `bin/spindle` with no arguments (and crashed the master) when
   # the cluster came from rackup; it now re-runs rackup's own command line.
   def test_rackup_cluster_hot_restart
@@ -86,10 +103,17 @@ class RackupHandlerTest < Minitest::Test
 
 
   def wait_for_line(io, pattern, deadline: 30)
+    read_until(io, pattern, deadline: deadline).each_line.find { |l| l.match?(pattern) }
+  end
+
+  # Everything io gave until a whole line matched pattern (stdout and
+  # stderr share the pipe, so what was printed before that line is in it).
+  def read_until(io, pattern, deadline: 30)
     limit = Process.clock_gettime(Process::CLOCK_MONOTONIC) + deadline
     seen = +""
     loop do
-      seen.each_line { |l| return l if l.match?(pattern) && l.end_with?("\n") }
+      return seen if seen.each_line.any? { |l| l.match?(pattern) && l.end_with?("\n") }
+
       remaining = limit - Process.clock_gettime(Process::CLOCK_MONOTONIC)
       flunk "rackup never printed #{pattern.inspect}:\n#{seen}" if remaining <= 0 || !io.wait_readable(remaining)
       seen << (io.read_nonblock(4096, exception: false).then { |d| d.is_a?(String) ? d : "" })
