@@ -20,6 +20,7 @@
 
 typedef struct {
   sp_parser parser;
+  uint64_t known_seen; /* bit i: known_fields[i] is in this request's env */
   VALUE env;
   VALUE env_template; /* each request's env starts as a copy of it (nil: empty) */
   VALUE sink;         /* only during execute */
@@ -120,6 +121,8 @@ static known_field known_fields[] = {
   {"transfer-encoding", 0, 0}, {"forwarded", 0, 0}, {"via", 0, 0},
 };
 #define KNOWN_FIELDS (sizeof(known_fields) / sizeof(known_fields[0]))
+/* One bit each in parser_t's known_seen. */
+typedef char known_fields_fit_a_mask[KNOWN_FIELDS <= 64 ? 1 : -1];
 
 /* lower is a known name; ptr, a field name the parser has checked is a
  * token. Only letters are folded. */
@@ -132,12 +135,13 @@ static int same_name(const char *lower, const char *ptr, size_t len) {
   return 1;
 }
 
-static VALUE known_key(sp_slice name) {
+/* The index of name among known_fields, or -1. */
+static int known_index(sp_slice name) {
   for (size_t i = 0; i < KNOWN_FIELDS; i++) {
     if (known_fields[i].len == name.len && same_name(known_fields[i].name, name.ptr, name.len))
-      return known_fields[i].key;
+      return (int)i;
   }
-  return Qundef;
+  return -1;
 }
 
 /* "User-Agent" -> "HTTP_USER_AGENT", interned so each name is one shared object.
@@ -158,10 +162,6 @@ static VALUE build_env_key(sp_slice name) {
   return key;
 }
 
-static VALUE env_key(sp_slice name) {
-  VALUE key = known_key(name);
-  return key == Qundef ? build_env_key(name) : key;
-}
 
 /* After the k_ keys: build_env_key maps two of these names to them. */
 static void init_known_fields(void) {
@@ -178,24 +178,37 @@ static void init_known_fields(void) {
  * copy of the template: rb_hash_dup, not Hash#dup, which dispatches
  * initialize_dup and initialize_copy once per request. */
 static VALUE current_env(parser_t *p) {
-  if (NIL_P(p->env)) p->env = NIL_P(p->env_template) ? rb_hash_new() : rb_hash_dup(p->env_template);
+  if (NIL_P(p->env)) {
+    p->env = NIL_P(p->env_template) ? rb_hash_new() : rb_hash_dup(p->env_template);
+    p->known_seen = 0;
+  }
   return p->env;
 }
 
-static int on_field(void *data, sp_slice name, sp_slice value) {
-  parser_t *p = data;
-  VALUE key = env_key(name);
-  /* "Proxy" becomes HTTP_PROXY, which CGI-style code takes for a proxy setting
-   * (httpoxy). No legitimate request needs it. */
-  if (key == k_http_proxy) return 0;
-  VALUE env = current_env(p);
-  VALUE prev = rb_hash_lookup2(env, key, Qundef);
+/* Adds a field to the env, or, when the request sent that name before, its
+ * value to the earlier one's. A known name's first time needs no lookup: its
+ * key is in no template (they hold no HTTP_ or CONTENT_ keys). */
+static void add_field(parser_t *p, VALUE env, VALUE key, int known, sp_slice value) {
+  VALUE prev = Qundef;
+  if (known < 0 || (p->known_seen & (1ULL << known)))
+    prev = rb_hash_lookup2(env, key, Qundef);
   if (prev == Qundef) {
+    if (known >= 0) p->known_seen |= 1ULL << known;
     rb_hash_aset(env, key, rb_str_new(value.ptr, (long)value.len));
   } else {
     rb_str_cat_cstr(prev, key == k_http_cookie ? "; " : ", ");
     rb_str_cat(prev, value.ptr, (long)value.len);
   }
+}
+
+static int on_field(void *data, sp_slice name, sp_slice value) {
+  parser_t *p = data;
+  int known = known_index(name);
+  VALUE key = known >= 0 ? known_fields[known].key : build_env_key(name);
+  /* "Proxy" becomes HTTP_PROXY, which CGI-style code takes for a proxy setting
+   * (httpoxy). No legitimate request needs it. */
+  if (key == k_http_proxy) return 0;
+  add_field(p, current_env(p), key, known, value);
   return 0;
 }
 
@@ -307,6 +320,27 @@ static VALUE parser_expect_continue_p(VALUE self) {
 }
 static VALUE parser_body_size(VALUE self) { return ULL2NUM(get_parser(self)->parser.body_total); }
 
+/* Parser.sized_hash(n): an empty Hash with room for n entries (at least). Each
+ * request's env is a copy of its connection's template (rb_hash_dup keeps
+ * the template's room), so a template made with room for a request's fields
+ * is never grown, and its entries rehashed, once per request. */
+#if defined(HAVE_RB_HASH_NEW_CAPA)
+#define sized_hash_new(n) rb_hash_new_capa(n)
+#elif defined(HAVE_RB_HASH_NEW_WITH_SIZE)
+VALUE rb_hash_new_with_size(st_index_t size); /* 3.1 exports it without declaring it */
+#define sized_hash_new(n) rb_hash_new_with_size((st_index_t)(n))
+#else
+#define sized_hash_new(n) ((void)(n), rb_hash_new()) /* no room made: the env grows as before */
+#endif
+static VALUE parser_s_sized_hash(VALUE klass, VALUE n) {
+  long size = NUM2LONG(n);
+  if (size < 0) rb_raise(rb_eArgError, "negative size %ld", size);
+  /* Ruby's table takes the next power of two above what it is asked for
+   * (32 made room for 64, 1.7 KB a connection): asked for one less, it
+   * makes room for exactly a power of two. */
+  return sized_hash_new(size > 0 ? size - 1 : 0);
+}
+
 /* Limits arrive as a Hash from Ruby (Parser.new builds it from keywords). */
 static size_t limit_value(VALUE limits, const char *name, size_t fallback) {
   VALUE v = rb_hash_lookup2(limits, ID2SYM(rb_intern(name)), Qundef);
@@ -371,6 +405,7 @@ void Init_spindle_http(void) {
   id_error = rb_intern("error");
 
   rb_define_alloc_func(cParser, parser_alloc);
+  rb_define_singleton_method(cParser, "sized_hash", parser_s_sized_hash, 1);
   rb_define_private_method(cParser, "configure", parser_configure, 1);
   rb_define_method(cParser, "execute", parser_execute, 3);
   rb_define_method(cParser, "reset", parser_reset, 0);

@@ -47,6 +47,15 @@ class ParserEnvTemplateTest < Minitest::Test
     refute parse(GET).key?("REMOTE_ADDR")
   end
 
+  # Handler#env_template starts from one, so the copies have room to grow.
+  def test_sized_hash_is_an_empty_hash
+    hash = Spindle::HTTP::Parser.sized_hash(32)
+    assert_equal({}, hash)
+    hash.update("a" => 1)
+    assert_equal({ "a" => 1 }, hash)
+    assert_raises(ArgumentError) { Spindle::HTTP::Parser.sized_hash(-1) }
+  end
+
   def test_a_template_must_be_a_hash
     assert_raises(TypeError) { @parser.env_template = [%w[a b]] }
   end

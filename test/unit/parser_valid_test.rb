@@ -164,6 +164,17 @@ class ParserValidTest < Minitest::Test
     assert_equal "text/html", env["HTTP_ACCEPT"]
   end
 
+  # A known name (Accept) is added without a lookup the first time; the
+  # second time must still find the first, in every request on a parser.
+  def test_duplicate_known_fields_are_combined_in_each_request
+    parser = Spindle::HTTP::Parser.new
+    2.times do |i|
+      parser.reset
+      run_to_done(parser, Wire.get("Accept: text/html", "User-Agent: u#{i}", "accept: */*").dup, 0, String.new)
+      assert_equal ["text/html, */*", "u#{i}"], parser.env.values_at("HTTP_ACCEPT", "HTTP_USER_AGENT"), "request #{i + 1}"
+    end
+  end
+
   def test_duplicate_cookies_are_combined_with_semicolon
     assert_equal "a=1; b=2", assert_accepted(Wire.get("Cookie: a=1", "cookie: b=2")).env["HTTP_COOKIE"]
   end
