@@ -162,7 +162,6 @@ static VALUE build_env_key(sp_slice name) {
   return key;
 }
 
-
 /* After the k_ keys: build_env_key maps two of these names to them. */
 static void init_known_fields(void) {
   for (size_t i = 0; i < KNOWN_FIELDS; i++) {
