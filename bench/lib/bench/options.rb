@@ -16,7 +16,7 @@ module Bench
     Settings = Struct.new(:scenario, :servers, :quick, :rounds, :duration, :warmup,
                           :connections, :processes, :threads, :wrk_threads, :wrk_timeout,
                           :install, :render_only, :list, :deadline_minutes, :given, :deadline,
-                          :ruby, :yjit, :profile, keyword_init: true) do
+                          :ruby, :yjit, :profile, :alternate, keyword_init: true) do
       def with(**changes) = self.class.new(**to_h, **changes).freeze
       def given?(option) = given.to_a.include?(option)
     end
@@ -30,7 +30,7 @@ module Bench
     def parse(argv)
       defaults = { servers: nil, quick: false, threads: 5, wrk_threads: 1, wrk_timeout: 5,
                    install: true, render_only: false, list: false, deadline_minutes: 180,
-                   ruby: nil, yjit: nil, profile: false }
+                   ruby: nil, yjit: nil, profile: false, alternate: false }
       values = {}
       rest = parser(values).parse(argv)
       raise OptionParser::ParseError, "one scenario at most, got #{rest.join(' ')}" if rest.size > 1
@@ -51,6 +51,10 @@ module Bench
         o.on("--quick", "A smoke run, not a result: #{QUICK[:duration]} s measurements and each scenario's small shape " \
                          "within its time budget; reports go to bench/tmp/quick/.") { values[:quick] = true }
         o.on("--rounds N", Integer, "Rounds per figure (default #{FULL[:rounds]}).") { |v| values[:rounds] = positive(v) }
+        o.on("--alternate", "Start each server once per process count and keep it running: each round measures " \
+                            "them in turn, seconds apart (the servers' rounds, not the custom scenarios').") do
+          values[:alternate] = true
+        end
         o.on("--duration S", Integer, "Seconds per measurement (default #{FULL[:duration]}).") { |v| values[:duration] = positive(v) }
         o.on("--warmup S", Integer, "Seconds of warm-up after each start (default #{FULL[:warmup]}).") { |v| values[:warmup] = positive(v) }
         o.on("--connections LIST", Array, "wrk -c values (default: the scenario's).") { |v| values[:connections] = integers(v) }

@@ -17,6 +17,12 @@ module Bench
   # record (what the JSON file holds). Once settings.deadline (the
   # run's --deadline, or the scenario's --quick budget) has passed, no new
   # server is started: the rest are reported "skipped: ...".
+  #
+  # With --alternate, every server of a process count is started and warmed
+  # once, then all are measured in turn in each round, in the same rotated
+  # order, without a restart: a server's figure and its neighbours' are a
+  # few seconds apart, not a start and a warm-up apart, so a paired ratio
+  # sees less of the machine's drift (bench/README.md).
   class Runner
     def initialize(scenario, settings)
       @scenario = scenario
@@ -32,7 +38,11 @@ module Bench
     def run
       RunRecord.around(@scenario, load_generator) do
         servers = describe_servers
-        processes.each { |procs| @settings.rounds.times { |round| run_round(procs, round) } }
+        processes.each do |procs|
+          next run_alternating(procs) if @settings.alternate
+
+          @settings.rounds.times { |round| run_round(procs, round) }
+        end
         { settings: settings_record, servers: servers, commands: @commands, configs: @configs,
           unavailable: @unavailable.map { |(name, procs), reason| { server: name, processes: procs, reason: reason } },
           measurements: @measurements }
@@ -59,15 +69,56 @@ module Bench
       end
     end
 
+    def run_alternating(procs)
+      runs = []
+      Log.info("#{@scenario.name}: #{procs} process(es), every server started once, #{@settings.rounds} rounds")
+      @specs.each { |spec| (run = start_kept(spec, procs)) && runs << run }
+      @settings.rounds.times do |round|
+        Log.info("#{@scenario.name}: #{procs} process(es), round #{round + 1} of #{@settings.rounds}")
+        self.class.order(runs, round).each { |run| @measurements.concat(run.measure(round)) }
+      end
+    ensure
+      runs.each(&:stop)
+    end
+
+    # A started, warmed ServerRun, or nil when the server is unavailable.
+    # A start that fails, however, stops what it started.
+    def start_kept(spec, procs)
+      key = [spec.name, procs]
+      reason = spec.unavailable || (@settings.deadline.passed? && @settings.deadline.reason)
+      return unavailable(key, reason) if reason
+
+      run = server_run(spec, procs, 0)
+      started = run.start
+    rescue ServerProcess::StartFailed => e
+      unavailable(key, e.message)
+    ensure
+      run.stop if run && !started
+      note_command(run, key) if run
+    end
+
+    def unavailable(key, reason)
+      mark_unavailable(key, reason)
+      nil
+    end
+
     def run_server(spec, procs, round, key)
-      run = ServerRun.new(spec: spec, scenario: @scenario, settings: @settings, processes: procs, round: round)
+      run = server_run(spec, procs, round)
       @measurements.concat(run.call)
     rescue ServerProcess::StartFailed => e
       mark_unavailable(key, e.message)
     ensure
-      label = "#{spec.name} p=#{procs}"
+      note_command(run, key)
+    end
+
+    def note_command(run, (name, procs))
+      label = "#{name} p=#{procs}"
       @commands[label] ||= run.command_line if run&.command_line
       @configs[label] ||= run.configs if run&.configs&.any?
+    end
+
+    def server_run(spec, procs, round)
+      ServerRun.new(spec: spec, scenario: @scenario, settings: @settings, processes: procs, round: round)
     end
 
     def mark_unavailable(key, reason)
@@ -95,7 +146,7 @@ module Bench
       { quick: s.quick, rounds: s.rounds, duration_s: s.duration, warmup_s: s.warmup,
         warm_pools: @scenario.warm_pools || false, connections: s.connections || @scenario.connections, processes: processes,
         threads_per_process: s.threads, wrk_threads: s.wrk_threads, wrk_timeout_s: s.wrk_timeout,
-        keep_alive: true, rack_env: "production", round_order: "rotated",
+        keep_alive: true, rack_env: "production", round_order: s.alternate ? "alternating" : "rotated",
         bottleneck_rule: { wrk_busy: Bottleneck::WRK_BUSY, server_busy: Bottleneck::SERVER_BUSY } }
     end
   end

@@ -21,24 +21,36 @@ module Bench
     end
 
     def call
-      server = ServerProcess.for(spec: @spec, scenario: @scenario, processes: @processes,
-                                 threads: @scenario.threads&.dig(@spec.name) || @settings.threads)
-      @command_line = server.command_line
-      @configs = server.launch.written
-      server.start
-      measure(server)
+      start
+      measure
     ensure
-      server&.stop
+      stop
     end
+
+    # Started and warmed up, ready for #measure (Runner's --alternate keeps
+    # it running across rounds).
+    def start
+      @server = ServerProcess.for(spec: @spec, scenario: @scenario, processes: @processes,
+                                  threads: @scenario.threads&.dig(@spec.name) || @settings.threads)
+      @command_line = @server.command_line
+      @configs = @server.launch.written
+      @server.start
+      @trial = (@scenario.trial || WrkTrial).new(server: @server, settings: @settings, scenario: @scenario)
+      warm_up(@server, @trial, connections)
+      self
+    end
+
+    # One record per connection count, as round (from 0).
+    def measure(round = @round)
+      @round = round
+      connections.map { |c| measure_one(@server, @trial, c) }
+    end
+
+    def stop = @server&.stop
 
     private
 
-    def measure(server)
-      trial = (@scenario.trial || WrkTrial).new(server: server, settings: @settings, scenario: @scenario)
-      connections = @settings.connections || @scenario.connections
-      warm_up(server, trial, connections)
-      connections.map { |c| measure_one(server, trial, c) }
-    end
+    def connections = @settings.connections || @scenario.connections
 
     # A failed warm-up is logged; the measurements that follow then fail on
     # their own if the server is gone, or run if it merely stumbled.

@@ -81,9 +81,13 @@ module Bench
       # How a run ordered its servers: runs before 2026-12-02 kept one order
       # in every round (their records say nothing of it).
       def interleaving(settings)
-        return "servers interleaved within each round, in one order" unless settings[:round_order] == "rotated"
-
-        "servers interleaved within each round, each round starting one server further on"
+        case settings[:round_order]
+        when "rotated" then "servers interleaved within each round, each round starting one server further on"
+        when "alternating"
+          "each server started once and kept running (`--alternate`): measured in turn within each round, " \
+            "each round starting one server further on"
+        else "servers interleaved within each round, in one order"
+        end
       end
 
       # The rows every page run by Bench::Runner has after Ruby's.
