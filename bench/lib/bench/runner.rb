@@ -20,9 +20,8 @@ module Bench
   #
   # With --alternate, every server of a process count is started and warmed
   # once, then all are measured in turn in each round, in the same rotated
-  # order, without a restart: a server's figure and its neighbours' are a
-  # few seconds apart, not a start and a warm-up apart, so a paired ratio
-  # sees less of the machine's drift (bench/README.md).
+  # order, without a restart: a round costs its measurements only, so a run
+  # of the same length has more rounds (bench/README.md).
   class Runner
     def initialize(scenario, settings)
       @scenario = scenario
@@ -62,7 +61,7 @@ module Bench
         key = [spec.name, procs]
         next if @unavailable.key?(key)
 
-        reason = spec.unavailable || (@settings.deadline.passed? && @settings.deadline.reason)
+        reason = skip_reason(spec)
         next mark_unavailable(key, reason) if reason
 
         run_server(spec, procs, round, key)
@@ -85,7 +84,7 @@ module Bench
     # A start that fails, however, stops what it started.
     def start_kept(spec, procs)
       key = [spec.name, procs]
-      reason = spec.unavailable || (@settings.deadline.passed? && @settings.deadline.reason)
+      reason = skip_reason(spec)
       return unavailable(key, reason) if reason
 
       run = server_run(spec, procs, 0)
@@ -96,6 +95,9 @@ module Bench
       run.stop if run && !started
       note_command(run, key) if run
     end
+
+    # Why spec is not started: unavailable here, or the run's deadline passed.
+    def skip_reason(spec) = spec.unavailable || (@settings.deadline.passed? && @settings.deadline.reason)
 
     def unavailable(key, reason)
       mark_unavailable(key, reason)
