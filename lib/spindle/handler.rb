@@ -42,7 +42,7 @@ module Spindle
     def initialize(app, config, log, multithread:, multiprocess: false)
       @app = app
       @log = log
-      @tracker = RequestTracker.new(durations: !config.metrics.nil?)
+      @tracker = RequestTracker.new(durations: !config.metrics.nil?, one_thread: !multithread)
       @config = config
       @max_requests = config.max_keepalive_requests
       @oob_gc_every = config.oob_gc_every

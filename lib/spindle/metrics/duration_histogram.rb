@@ -6,7 +6,8 @@ module Spindle
     # which span a fast JSON answer to a slow report. Fixed, so every worker's
     # buckets line up and a scrape can be summed across workers.
     #
-    # #observe runs once per request, under RequestTracker's lock: it only
+    # #observe runs once per request, on the thread that served it (under
+    # RequestTracker's lock when several threads serve): it only
     # compares Floats and adds to Integers, so it allocates nothing (a Float
     # in this range is an immediate value on 64-bit Ruby). Cumulative counts,
     # which the exposition wants, are computed when scraped, not per request.
