@@ -31,7 +31,7 @@ static VALUE k_request_method, k_request_uri, k_path_info, k_query_string,
   k_server_protocol, k_server_name, k_server_port, k_http_host, k_content_type,
   k_content_length, k_http_content_type, k_http_content_length, k_http_cookie,
   k_http_proxy, v_http_10, v_http_11, v_empty, v_default_port,
-  v_https_port;
+  v_https_port, v_get, v_head, v_post;
 static ID id_head, id_body, id_done, id_error;
 
 static void parser_mark(void *ptr) {
@@ -213,10 +213,20 @@ static int on_field(void *data, sp_slice name, sp_slice value) {
 
 static VALUE slice_str(sp_slice s) { return rb_str_new(s.ptr, (long)s.len); }
 
+/* The method's interned value: GET, HEAD and POST from constants, any other
+ * through Ruby's table of interned strings (rb_enc_interned_str hashes the
+ * name and looks it up: about 370 instructions of a hello request). */
+static VALUE method_value(sp_slice m) {
+  if (m.len == 3 && memcmp(m.ptr, "GET", 3) == 0) return v_get;
+  if (m.len == 4 && memcmp(m.ptr, "POST", 4) == 0) return v_post;
+  if (m.len == 4 && memcmp(m.ptr, "HEAD", 4) == 0) return v_head;
+  return interned_value(m.ptr, m.len);
+}
+
 static int on_head_complete(void *data, const sp_head *h) {
   parser_t *p = data;
   VALUE env = current_env(p);
-  rb_hash_aset(env, k_request_method, interned_value(h->method.ptr, h->method.len));
+  rb_hash_aset(env, k_request_method, method_value(h->method));
   rb_hash_aset(env, k_request_uri, slice_str(h->target));
   rb_hash_aset(env, k_path_info, slice_str(h->path));
   rb_hash_aset(env, k_query_string, h->query.len ? slice_str(h->query) : v_empty);
@@ -397,6 +407,9 @@ void Init_spindle_http(void) {
   v_empty = intern_value_lit("");
   v_default_port = intern_value_lit("80");
   v_https_port = intern_value_lit("443");
+  v_get = intern_value_lit("GET");
+  v_head = intern_value_lit("HEAD");
+  v_post = intern_value_lit("POST");
   init_known_fields();
   id_head = rb_intern("head");
   id_body = rb_intern("body");

@@ -139,6 +139,21 @@ class ParserValidTest < Minitest::Test
     end
   end
 
+  # GET, HEAD and POST come from constants made at load; any other method
+  # from Ruby's table of interned strings. Both give the same frozen, binary
+  # value, and a near miss (case, length) is not taken for a constant.
+  def test_common_methods_are_the_interned_values
+    %w[GET HEAD POST PUT GETX POS Get head].each do |method|
+      parser = Spindle::HTTP::Parser.new
+      parser.execute("#{method} /x HTTP/1.1\r\nHost: a\r\n\r\n".b, 0, String.new)
+      value = parser.env["REQUEST_METHOD"]
+      assert_equal method, value
+      assert_predicate value, :frozen?, method
+      assert_equal Encoding::BINARY, value.encoding, method
+      assert_same(-method.b, value, method)
+    end
+  end
+
   def test_options_asterisk
     env = assert_accepted(Wire.request("OPTIONS * HTTP/1.1", "Host: example.com")).env
     assert_equal ["OPTIONS", "*", ""], env.values_at("REQUEST_METHOD", "REQUEST_URI", "QUERY_STRING")
