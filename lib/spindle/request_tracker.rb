@@ -12,11 +12,12 @@ module Spindle
   # Requests start and finish on the serving threads; the counts are read
   # from others (a worker's check-in, the stats endpoint). Several serving
   # threads (threads, hybrid) take a lock to count. One serving thread
-  # (blocking, fibers: one_thread) takes none: its two Mutex#synchronize
-  # were 2,506 of blocking's 59,379 instructions per hello request (4.2 %,
-  # bench/instructions). Readers take no lock in either case: each reads in
-  # one call that holds the GVL throughout (Hash#size, #keys, #values,
-  # Array#dup), never iterating while a serving thread may insert.
+  # (blocking, fibers: one_thread) takes none: the two Mutex#synchronize
+  # per request were 1,859 of blocking's 60,041 instructions on hello, and
+  # 1,123 of fibers' 63,622 (bench/instructions, cf07426 against 649bc1b).
+  # Readers take no lock in either case: each reads in one call that holds
+  # the GVL throughout (Hash#size, #keys, #values, Array#dup), never
+  # iterating while a serving thread may insert.
   class RequestTracker
     attr_reader :served
 

@@ -8,7 +8,7 @@ require "spindle/log"
 
 # RequestTracker counts the same with one serving thread as with several;
 # only the lock differs: a tracker for one serving thread takes none (two
-# Mutex#synchronize were 4 % of a hello request's instructions), one for
+# Mutex#synchronize were 3 % of a hello request's instructions), one for
 # several takes it around each count.
 class RequestTrackerTest < Minitest::Test
   def test_both_kinds_count_what_is_in_flight_and_what_is_served
