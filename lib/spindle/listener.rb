@@ -3,6 +3,7 @@
 require "socket"
 require "uri"
 require_relative "listener/bind_failure"
+require_relative "listener/tcp_bind"
 
 module Spindle
   # One listening socket, opened from a bind URI. Knows what to tell the Rack env
@@ -80,10 +81,7 @@ module Spindle
     def self.open_tcp(uri, backlog, shown = uri.to_s)
       host = uri.hostname.to_s.empty? ? "0.0.0.0" : uri.hostname
       port = port_of(uri, shown)
-      server = Socket.new(host.include?(":") ? :INET6 : :INET, :STREAM)
-      server.setsockopt(:SOCKET, :REUSEADDR, true)
-      server.setsockopt(:IPV6, :V6ONLY, true) if host.include?(":")
-      server.bind(Addrinfo.tcp(host, port))
+      server = TcpBind.open(host, port)
       server.listen(backlog)
       port = server.local_address.ip_port
       shown = host.include?(":") ? "[#{host}]" : host

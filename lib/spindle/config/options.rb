@@ -12,7 +12,9 @@ module Spindle
     # Every option Spindle knows, in the order docs/CONFIG.md lists them.
     OPTIONS = [
       Option.new(name: :binds, default: -> { [] }, cli: "-b, --bind", arg: "URI",
-                 doc: "Listen on URI: tcp://HOST:PORT (IPv4 or [IPv6]), unix://PATH, or " \
+                 doc: "Listen on URI: tcp://HOST:PORT (HOST an IPv4 address, an [IPv6] one, or a name, which binds " \
+                      "the first of its addresses this machine has: localhost is ::1 where /etc/hosts lists that first), " \
+                      "unix://PATH, or " \
                       "ssl://HOST:PORT?cert=PATH&key=PATH[&ca=PATH&verify_mode=peer|force_peer] " \
                       "(TLS: docs/TLS.md). Repeat for several. PORT is 1-65535, or 0 for a free port the kernel picks. " \
                       "Add ?proxy_protocol=true to a tcp or unix bind behind a load balancer that sends the " \
