@@ -19,7 +19,7 @@ module Spindle
     def warning(engine, description: RUBY_DESCRIPTION)
       return nil unless ENGINES.include?(engine.to_s) && description.include?("+MN")
 
-      "warning: RUBY_MN_THREADS=1 is set, and Ruby's M:N threads stalled the #{engine} engine " \
+      "RUBY_MN_THREADS=1 is set, and Ruby's M:N threads stalled the #{engine} engine " \
         "under load in our tests (Ruby 3.3.8: every thread idle, no request answered, the process " \
         "spinning). Unset RUBY_MN_THREADS, or use another engine (docs/ENGINES.md)"
     end

@@ -23,7 +23,7 @@ module Spindle
       level = ::ActiveSupport::IsolatedExecutionState.isolation_level
       return nil if level == :fiber
 
-      "warning: the #{engine} engine serves each request in its own fiber, but this Rails app's " \
+      "the #{engine} engine serves each request in its own fiber, but this Rails app's " \
         "isolation level is #{level.inspect}: requests on one thread share their database connection " \
         "and per-request state. Add `#{FIX}` to config/application.rb (docs/ENGINES.md)"
     end

@@ -214,12 +214,13 @@ module Spindle
 
     # What the app or the Ruby may do wrong under this engine, logged once per
     # process (a worker forked from a mold that logged it does not repeat it).
+    # At WARN: the server serves on (docs/LOGGING.md keeps ERROR for failures).
     def warn_at_boot
       messages = [RailsCheck.isolation_warning(@config.engine), MnThreadsCheck.warning(@config.engine)].compact
       return if messages.empty? || Server.warned_at_boot
 
       Server.warned_at_boot = true
-      messages.each { |message| @log.error(message) }
+      messages.each { |message| @log.warn(message) }
     end
 
     def pin_to_cpu

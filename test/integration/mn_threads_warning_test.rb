@@ -7,7 +7,7 @@ require_relative "../support/spindle_process"
 # one on another engine does not. Ruby reads the variable at its own start,
 # so only the server started with it runs M:N threads.
 class MnThreadsWarningTest < SpindleIntegrationTest
-  WARNING = /warning: RUBY_MN_THREADS=1 is set, and Ruby's M:N threads stalled the threads engine/
+  WARNING = /\] WARN spindle: RUBY_MN_THREADS=1 is set, and Ruby's M:N threads stalled the threads engine/
   MN = { "RUBY_MN_THREADS" => "1" }.freeze
 
   def setup

@@ -11,7 +11,7 @@ class MnThreadsCheckTest < Minitest::Test
 
   def test_the_threads_engine_is_warned_when_ruby_runs_m_n_threads
     warning = Spindle::MnThreadsCheck.warning("threads", description: MN)
-    assert_match(/\Awarning: RUBY_MN_THREADS=1 is set/, warning)
+    assert_match(/\ARUBY_MN_THREADS=1 is set/, warning)
     assert_includes warning, "Unset RUBY_MN_THREADS, or use another engine"
   end
 

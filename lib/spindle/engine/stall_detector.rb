@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "thread_probe"
+require_relative "stall_report"
 
 module Spindle
   module Engine
@@ -23,15 +24,7 @@ module Spindle
     class StallDetector
       # Below this share of the lag on the CPU, a loop thread did not hold it.
       OWN_SHARE = 0.5
-      # How many of the innermost frames a warning shows.
-      SHOWN_FRAMES = 16
-      # The event loop's own machinery: Spindle's files and the gems that run
-      # the loop. Their frames say where the loop is, never why it is held.
-      SPINDLE_ROOT = File.expand_path("../../..", __dir__)
-      SPINDLE_DIRS = %w[lib bin].map { |dir| "#{File.join(SPINDLE_ROOT, dir)}/" }.freeze
-      LOOP_GEMS = %w[async io-event fiber-annotation nio4r].freeze
-      # Where the app is called from: frames outside it are the loop's.
-      HANDLER = "#{File.join(SPINDLE_ROOT, "lib", "spindle", "handler.rb")}:"
+
       @gvl_noted = false
 
       class << self
@@ -47,6 +40,7 @@ module Spindle
         @log = log
         @threshold = threshold
         @interval = threshold / 4.0
+        @report = StallReport.new(threshold)
       end
 
       # When the loop's scheduler last ran the heartbeat (CLOCK_MONOTONIC),
@@ -120,34 +114,10 @@ module Spindle
                   "(not a stall; noted once). Many loop threads per process on few cores: prefer more processes.")
       end
 
+      # A warning, not an error: the server serves on; LOGGING.md keeps ERROR
+      # for what failed (an app exception, a dead worker, a forced stop).
       def report(loop_thread, lag, share)
-        where = blocking_frames(loop_thread.backtrace || [])
-        cpu = share ? ", on the CPU for #{(share.clamp(0, 1) * 100).round}% of it" : ""
-        @log.error("event loop stalled for #{(lag * 1000).round}ms (threshold #{(@threshold * 1000).round}ms" \
-                   "#{cpu}); the loop's thread is at:\n    #{where.join("\n    ")}")
-      end
-
-      # The innermost frames that are not the loop's own: the app's, its
-      # middleware's and its libraries' (installed as gems or not), where the
-      # code that held the loop is. The stack is cut where the handler called
-      # the app (what is outside is the loop: fibers, tasks, Kernel#loop). Only
-      # when the loop is held in its own code (nothing else on the stack) are
-      # its frames shown instead.
-      def blocking_frames(backtrace)
-        entry = backtrace.index { |frame| frame.start_with?(HANDLER) }
-        inner = entry ? backtrace.first(entry) : backtrace
-        internal = internal_dirs
-        app = inner.reject { |frame| internal.any? { |dir| frame.start_with?(dir) } }
-        (app.empty? ? backtrace : app).first(SHOWN_FRAMES)
-      end
-
-      # Spindle's own directories, and those of the loop's gems that are loaded
-      # (a bundle may vendor them anywhere, so their paths are asked for).
-      def internal_dirs
-        @internal_dirs ||= SPINDLE_DIRS + LOOP_GEMS.filter_map do |name|
-          spec = Gem.loaded_specs[name]
-          "#{spec.full_gem_path}/" if spec
-        end
+        @log.warn(@report.message(lag, share, loop_thread.backtrace || []))
       end
     end
   end
