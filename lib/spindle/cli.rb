@@ -9,6 +9,7 @@ require_relative "log"
 require_relative "app_loader"
 require_relative "server"
 require_relative "memory_setup"
+require_relative "startup_failure"
 
 module Spindle
   # bin/spindle: flags (generated from Config::OPTIONS) and a rackup file in, a
@@ -72,7 +73,7 @@ module Spindle
     end
 
     def fail_with(error, status)
-      warn "spindle: #{error.message.lines.first&.chomp}"
+      warn StartupFailure.line(error)
       status
     end
 

@@ -7,6 +7,7 @@ require_relative "config/threads_unread"
 require_relative "log"
 require_relative "server"
 require_relative "memory_setup"
+require_relative "startup_failure"
 
 module Spindle
   # Spindle behind the rackup interface: `rackup -s spindle`, `rails server -u
@@ -15,9 +16,29 @@ module Spindle
   # -O Config=spindle.rb for a config file with hooks); see
   # Config::RackupOptions and docs/CONFIG.md.
   module RackHandler
+    # What stops a start: said in one line, exit status 2 (StartupFailure),
+    # as bin/spindle says it, instead of rackup's backtrace and status 1.
+    STARTUP_ERRORS = [Config::Error, Listener::Error, Engine::UnknownEngine, PidFile::Error].freeze
+
+    # What rackup and `rails server` call on a handler. The modules they find
+    # (Rackup::Handler::Spindle, Rack::Handler::Spindle) extend it rather than
+    # being RackHandler under another name: both name the server after the
+    # handler's module, and `rails server` printed "=> Booting RackHandler".
+    module Entry
+      def run(app, **options, &block) = RackHandler.run(app, **options, &block)
+
+      def valid_options = RackHandler.valid_options
+    end
+
     module_function
 
-    def run(app, **options)
+    def run(app, **options, &block)
+      serve(app, options, &block)
+    rescue *STARTUP_ERRORS => e
+      StartupFailure.exit_or_raise(e)
+    end
+
+    def serve(app, options)
       config = build_config(options)
       reexec_with_memory_settings(config, options[:pid])
       warn_threads_unread(options, config) # after the re-exec: said once, not by both

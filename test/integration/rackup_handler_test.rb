@@ -2,6 +2,7 @@
 
 require "rbconfig"
 require_relative "../support/spindle_process"
+require_relative "../support/command_process"
 
 # `rackup -s spindle` finds Spindle's handler and serves through it, with
 # every option the CLI has as -O Name=VALUE.
@@ -75,21 +76,54 @@ class RackupHandlerTest < Minitest::Test
     FileUtils.rm_rf(dir) if dir
   end
 
-  def test_rackup_refuses_an_unknown_option
-    out = rackup("-o", "127.0.0.1", "-p", free_port.to_s, "-O", "Wokers=2", APP)
-    wait_for_line(out, /unknown option -O Wokers/)
+  # Issue 65, item 15: what stops a start was rackup's backtrace and exit
+  # status 1; it is one line and status 2, as from bin/spindle.
+  def test_an_unknown_option_is_one_line_and_exit_status_2
+    assert_fails_in_one_line(/\Aspindle: unknown option -O Wokers \(rackup -s spindle -h lists them\)\z/,
+                             "-O", "Wokers=2")
+  end
+
+  def test_a_bad_value_is_one_line_and_exit_status_2
+    assert_fails_in_one_line(/\Aspindle: threads minimum must be a non-negative integer, got "abc"\z/, "-O", "Threads=abc")
+  end
+
+  # -O engine=fibers was ignored without a word: rackup passes its own
+  # settings in lower case in the same hash (config, quiet...), so ours in
+  # lower case are refused with their spelling rather than guessed at.
+  def test_a_lower_case_name_is_refused_with_its_camel_case_spelling
+    assert_fails_in_one_line(/\Aspindle: unknown option -O engine \(did you mean -O Engine\? /, "-O", "engine=fibers")
+  end
+
+  def test_a_port_in_use_is_one_line_and_exit_status_2
+    taken = TCPServer.new("127.0.0.1", 0)
+    in_use = %r{\Aspindle: cannot bind tcp://127\.0\.0\.1:#{taken.addr[1]}: address already in use\z}
+    assert_fails_in_one_line(in_use, "-p", taken.addr[1].to_s)
+    assert_fails_in_one_line(in_use, "-p", taken.addr[1].to_s, "-O", "Workers=2")
+  ensure
+    taken&.close
   end
 
   private
 
   def rackup(*args)
     out_r, out_w = IO.pipe
-    env = { "RUBYOPT" => "#{ENV['RUBYOPT']} -I#{File.join(ROOT, 'lib')}" } # keeps bin/test's Bundler setup
-    @pid = Process.spawn(env, RbConfig.ruby, Gem.bin_path("rackup", "rackup"), "-s", "spindle", *args,
+    @pid = Process.spawn(rackup_env, RbConfig.ruby, Gem.bin_path("rackup", "rackup"), "-s", "spindle", *args,
                          out: out_w, err: out_w, pgroup: true)
     out_w.close
     out_r
   end
+
+  # rackup's whole output is the one line, and its exit status 2.
+  def assert_fails_in_one_line(line, *args)
+    process = CommandProcess.run([RbConfig.ruby, Gem.bin_path("rackup", "rackup")], "-s", "spindle", "-o", "127.0.0.1",
+                                 *(args.include?("-p") ? [] : ["-p", free_port.to_s]), *args, APP, env: rackup_env)
+    assert_equal 2, process.status&.exitstatus, process.output
+    lines = process.output.lines.map(&:chomp).grep(/\S/)
+    assert_equal 1, lines.size, process.output
+    assert_match line, lines.first
+  end
+
+  def rackup_env = { "RUBYOPT" => "#{ENV['RUBYOPT']} -I#{File.join(ROOT, 'lib')}" } # keeps bin/test's Bundler setup
 
   def assert_hello(port)
     connection = HttpClient.connect("127.0.0.1", port)

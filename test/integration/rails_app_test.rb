@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require "spindle/memory_setup"
 require_relative "../support/app_server"
 
 # test/apps/rails, a Rails 7.2 app with its own Gemfile, on ActiveRecord and
@@ -108,6 +109,21 @@ class RailsIntegrationTest < SpindleIntegrationTest
                 env: { "SPINDLE_ENGINE" => "threads", "RAILS_MAX_THREADS" => "3" })
     assert_match(/ engine=threads threads=1:3 /, app.start_line)
     assert_equal 200, FormClient.new(app).get("/posts").status
+  end
+
+  # Issue 65, item 12: "=> Booting RackHandler", twice. Rails names the server
+  # after the handler's module, and the allocator re-exec, done after Rails
+  # had printed its boot lines, printed them again. The process that serves
+  # is the re-executed one, with the allocator settings in its environment.
+  def test_rails_server_boots_spindle_once
+    pid_file = File.join(Dir.mktmpdir("spindle-rails"), "server.pid")
+    app = start([RbConfig.ruby, "bin/rails", "server"], "-u", "spindle", "-b", "127.0.0.1", "-p", "0", "-P", pid_file,
+                env: { "SPINDLE_ENGINE" => "threads" })
+    assert_equal 200, FormClient.new(app).get("/posts").status
+    assert_equal ["=> Booting Spindle"], app.output.lines.map(&:chomp).grep(/=> Booting/), app.output
+    pid = app.start_line[/ pid=(\d+)/, 1]
+    assert_includes File.binread("/proc/#{pid}/environ").split("\0"), "#{Spindle::MemorySetup::DONE}=1",
+                    "the serving process is the re-executed one"
   end
 
   def test_bundle_exec_spindle_reads_config_spindle_rb

@@ -140,4 +140,25 @@ class ConfigOptionsTest < Minitest::Test
     assert_match(/-O Wokers/, error.message)
     Spindle::RackHandler.build_config(Host: "::1", Port: 9, AccessLog: [], quiet: true, config: "x.ru")
   end
+
+  # Issue 65, item 15: -O engine=fibers was ignored without a word.
+  def test_rackup_refuses_our_names_in_another_case_with_their_spelling
+    error = assert_raises(Config::Error) { Spindle::RackHandler.build_config(engine: "fibers", max_body: "1") }
+    assert_equal "unknown option -O engine (did you mean -O Engine? the names are CamelCase), " \
+                 "-O max_body (did you mean -O MaxBody? the names are CamelCase) (rackup -s spindle -h lists them)",
+                 error.message
+    assert_match(/-O MAXBODY \(did you mean -O MaxBody\?/,
+                 assert_raises(Config::Error) { Spindle::RackHandler.build_config(MAXBODY: "1") }.message)
+  end
+
+  # What rackup 2.3 and rails server 7.2 pass in lower case, some of it under
+  # names that fold to ours (config, quiet, early_hints): theirs, not refused.
+  def test_rackup_and_rails_server_settings_in_lower_case_are_theirs
+    theirs = { environment: "development", pid: nil, config: "config.ru", debug: false, warn: false, quiet: true,
+               include: [], require: [], builder: nil, server: "spindle", daemonize: false, heapfile: nil,
+               profile_file: nil, profile_mode: nil, user_supplied_options: [], log_stdout: true, caching: nil,
+               restart_cmd: "bin/rails server", early_hints: true, DoNotReverseLookup: true }
+    config = Spindle::RackHandler.build_config(Host: "127.0.0.1", Port: 3000, AccessLog: [], **theirs)
+    assert_equal false, config.early_hints, "rails server's --early-hints is not ours"
+  end
 end

@@ -112,11 +112,29 @@ module Spindle
           #{rows.join(', ')}.
 
           Rackup gives the rest itself: #{left.join('; ')}. `-O Bind`, or a config file's
-          `bind` (`-O Config=FILE`), replaces rackup's host and port. A CamelCase name
-          that is neither Spindle's nor rackup's (`Host`, `Port`, `AccessLog`) is
-          refused. The allocator settings (`MallocArenas`, `LeanHeap`, `Allocator`) are
-          read at process start: as bin/spindle does, the handler re-executes the process
-          once, with the command line the kernel recorded for it, when they must change.
+          `bind` (`-O Config=FILE`), replaces rackup's host and port; under `rails server`,
+          a `-p` or `-b` typed on its command line (or `PORT`, `HOST`, `BINDING` in the
+          environment) replaces the file's `bind` in turn (docs/ENGINES.md, "Rails").
+
+          The names are CamelCase, as rackup's own `Host` and `Port` are. A CamelCase
+          name that is neither Spindle's nor rackup's (`Host`, `Port`, `AccessLog`) is
+          refused, and so is one of Spindle's names spelled another way (`-O engine=fibers`,
+          `-O max_body=1`), with the right spelling in the message. They are not read
+          case-insensitively: rackup and `rails server` pass their own settings in lower
+          case in the same hash, some under the same words (`config` is rackup's
+          config.ru, `quiet` its `-q`, `early_hints` rails server's `--early-hints`).
+
+          A failed start is one line on stderr and exit status 2, as from bin/spindle
+          (below): a bad name or value, a config file that fails, a listener it cannot
+          open (a port in use), a C extension that was never built (a path gem on a
+          clone: run the clone's `bin/build-ext` once). Only a handler run on another
+          thread than the main one (a test harness's) raises the error to its caller.
+
+          The allocator settings (`MallocArenas`, `LeanHeap`, `Allocator`) are read at
+          process start: as bin/spindle does, the handler re-executes the process once,
+          with the command line the kernel recorded for it, when they must change. Under
+          `rails server` it does so as soon as the handler is loaded, before Rails prints
+          its boot lines (`=> Booting Spindle`) and boots the app, so both happen once.
         MD
       end
 

@@ -47,6 +47,11 @@ module Spindle
       # `rails server -u spindle` at boot.
       RACKUP_OWN = %i[Host Port AccessLog DoNotReverseLookup].freeze
 
+      # Lower-case keys rackup and `rails server` set themselves that fold to
+      # one of our names: rackup's config.ru (not our Config file), its -q
+      # (Quiet), rails server's --early-hints (EarlyHints). They are theirs.
+      THEIRS_IN_LOWER_CASE = %i[config quiet early_hints].freeze
+
       # The values the options rackup passed set (rackup gives strings, or true
       # for a bare -O Name). Bind may list several URIs, comma-separated. A
       # CamelCase name that is neither ours nor rackup's is a typo: refused, not
@@ -62,14 +67,32 @@ module Spindle
         end
       end
 
+      # One of our names in another spelling (-O engine=fibers, -O max_body)
+      # is refused with the right one, not taken: rackup and rails server pass
+      # their own settings in lower case in the same hash, some under names
+      # that fold to ours (THEIRS_IN_LOWER_CASE), and rackup's users know
+      # CamelCase from its Host and Port, as in Puma's -O Threads.
       def check_names(options)
         known = offered.map { |o| name_of(o).to_sym } + RACKUP_OWN
-        unknown = options.keys.select { |k| k.match?(/\A[A-Z]/) && !known.include?(k) }
-        return if unknown.empty?
+        refused = options.keys.filter_map { |key| refusal(key, known) }
+        return if refused.empty?
 
-        raise Error, "unknown option #{unknown.map { |k| "-O #{k}" }.join(', ')} " \
-                     "(rackup -s spindle -h lists them)"
+        raise Error, "unknown option #{refused.join(', ')} (rackup -s spindle -h lists them)"
       end
+
+      # "-O Name" for a name that is not ours, with ours when it only differs
+      # in case, - or _; nil for ours, and for a lower-case name that is
+      # rackup's or rails server's.
+      def refusal(key, known)
+        return nil if known.include?(key) || THEIRS_IN_LOWER_CASE.include?(key)
+
+        right = known.find { |name| fold(name) == fold(key) }
+        return "-O #{key} (did you mean -O #{right}? the names are CamelCase)" if right
+
+        "-O #{key}" if key.match?(/\A[A-Z]/)
+      end
+
+      def fold(name) = name.to_s.delete("-_").downcase
 
       # Where rackup's -o and -p say to listen.
       def host_port_bind(options)
