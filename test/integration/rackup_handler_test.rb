@@ -84,7 +84,8 @@ class RackupHandlerTest < Minitest::Test
   end
 
   def test_a_bad_value_is_one_line_and_exit_status_2
-    assert_fails_in_one_line(/\Aspindle: threads minimum must be a non-negative integer, got "abc"\z/, "-O", "Threads=abc")
+    assert_fails_in_one_line(/\Aspindle: threads minimum must be a non-negative integer, got "abc"\z/,
+                             "-O", "Threads=abc")
   end
 
   # -O engine=fibers was ignored without a word: rackup passes its own
