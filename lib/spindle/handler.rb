@@ -124,6 +124,7 @@ module Spindle
     ensure
       close_body(body)
       response_finished(env, status, headers, error) if env && !env[RESPONSE_FINISHED]&.empty?
+      conn.release_input # after the body and the callbacks, which may still read rack.input
       @tracker.finish(conn)
       collect_garbage if @oob_gc_every
       conn.reset_for_next_request if outcome == :keep_alive
