@@ -41,6 +41,11 @@ module Spindle
 
       def reopen = @sink.reopen
 
+      # Lines dropped since the process started (Sink#dropped).
+      def dropped = @sink.dropped
+
+      def forked = @sink.forked
+
       # Taken before the app runs: middleware may rewrite PATH_INFO or
       # REQUEST_METHOD (Rack::MethodOverride), and the log says what the client
       # sent. Returns [method, target, protocol].
