@@ -416,19 +416,23 @@ static int parse_content_length(sp_parser *p, sp_slice v, field_state *f) {
   return SP_OK;
 }
 
-/* Walks a comma-separated list, calling fn on each OWS-trimmed element. */
-static void each_element(sp_slice v, void (*fn)(sp_slice, field_state *), field_state *f) {
-  size_t start = 0;
+/* Walks a comma-separated list, calling fn on each OWS-trimmed element. Empty
+ * elements (", chunked", "close,", "a,,b") are skipped: RFC 9110 §5.6.1.2 says a
+ * recipient MUST parse and ignore them. How many there can be is bounded by
+ * max_field_value. Returns the number of elements that were not empty. */
+static size_t each_element(sp_slice v, void (*fn)(sp_slice, field_state *), field_state *f) {
+  size_t start = 0, elements = 0;
   for (size_t i = 0; i <= v.len; i++) {
     if (i == v.len || v.ptr[i] == ',') {
-      fn(trim_ows(slice(v.ptr + start, i - start)), f);
+      sp_slice e = trim_ows(slice(v.ptr + start, i - start));
+      if (e.len) { fn(e, f); elements++; }
       start = i + 1;
     }
   }
+  return elements;
 }
 
 static void te_element(sp_slice e, field_state *f) {
-  if (e.len == 0) { f->te_empty = 1; return; }
   for (size_t i = 0; i < e.len; i++)
     if (!is_tchar((unsigned char)e.ptr[i])) f->te_bad = 1; /* parameters too */
   f->te_elements++;
@@ -441,12 +445,21 @@ static void connection_element(sp_slice e, field_state *f) {
   else if (ieq(e, "keep-alive")) f->conn_keep_alive = 1;
 }
 
+/* RFC 9110 §10.1.1: 100-continue is the only expectation; any other is a 417. */
+static void expect_element(sp_slice e, field_state *f) {
+  if (ieq(e, "100-continue")) f->expect_continue = 1;
+  else f->expect_other = 1;
+}
+
 static int framing_field(sp_parser *p, sp_slice name, sp_slice value, field_state *f) {
   if (ieq(name, "content-length")) return parse_content_length(p, value, f);
   if (ieq(name, "transfer-encoding")) {
-    /* Field lines add up as one list; decide_framing judges the whole list. */
+    /* Field lines add up as one list; decide_framing judges the whole list. A
+     * line that names no coding at all ("", ",") is refused rather than taken
+     * as nothing: a hop that took the last line alone would see no
+     * Transfer-Encoding where this one sees chunked. */
     f->has_te = 1;
-    each_element(value, te_element, f);
+    if (each_element(value, te_element, f) == 0) f->te_empty = 1;
     return SP_OK;
   }
   if (ieq(name, "host")) {
@@ -456,10 +469,7 @@ static int framing_field(sp_parser *p, sp_slice name, sp_slice value, field_stat
     return SP_OK;
   }
   if (ieq(name, "connection")) each_element(value, connection_element, f);
-  else if (ieq(name, "expect")) {
-    if (ieq(value, "100-continue")) f->expect_continue = 1;
-    else f->expect_other = 1;
-  }
+  else if (ieq(name, "expect")) each_element(value, expect_element, f);
   return SP_OK;
 }
 

@@ -105,6 +105,10 @@ module Spindle
       env
     end
 
+    # The request is over, whatever its outcome (hijacked too): its spooled
+    # body, if it had one, is closed (HTTP::Input#release).
+    def release_input = @input.release
+
     # The env of the request being served (the parser's, until the next
     # request); nil until the parser has made it, at the request's first field.
     def current_env = @parser.env

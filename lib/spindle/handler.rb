@@ -11,6 +11,7 @@ require_relative "health_check"
 require_relative "static_files"
 require_relative "http/forwarded"
 require_relative "peer_address"
+require_relative "request_name"
 
 module Spindle
   # One complete request in, one app call, one response out, and an explicit
@@ -109,7 +110,7 @@ module Spindle
         raise
       rescue Exception => e # rubocop:disable Lint/RescueException -- an app error must not kill a thread
         error = e
-        status, headers, body = app_failed(e)
+        status, headers, body = app_failed(env, e)
       end
       outcome = conn.hijacked? ? :hijacked : respond(conn, env, status, headers, body)
       # The writer's 500 went out in place of what the app returned: that is
@@ -119,23 +120,20 @@ module Spindle
         status = 500
         outcome = :close
       end
-      log_access(env, request, status, failed, started) if started
+      log_access(env, request, status, headers, failed, started) if started
       outcome
     ensure
-      close_body(body)
+      close_body(env, headers, body)
       response_finished(env, status, headers, error) if env && !env[RESPONSE_FINISHED]&.empty?
+      conn.release_input # after the body and the callbacks, which may still read rack.input
       @tracker.finish(conn)
       collect_garbage if @oob_gc_every
       conn.reset_for_next_request if outcome == :keep_alive
     end
 
     # What the handler knows of a request in flight, for the log of a forced
-    # stop: its method and path, escaped, never its body. The path is
-    # SCRIPT_NAME + PATH_INFO: a mounted app (Rack::URLMap) moves the
-    # mount point into SCRIPT_NAME while it runs.
-    def self.describe(env)
-      "#{Log.escape(env['REQUEST_METHOD'].to_s)} #{Log.escape("#{env['SCRIPT_NAME']}#{env['PATH_INFO']}")}"
-    end
+    # stop: its method and path, escaped, never its body (RequestName).
+    def self.describe(env) = RequestName.method_and_path(env)
 
     # A request the parser refused: its status, and the connection closes.
     def refuse(conn, error)
@@ -184,9 +182,12 @@ module Spindle
 
     # The writer counted the body bytes it sent (HTTP::ResponseWriter::BODY_BYTES);
     # after a :failed response it was the 500's ERROR_BODY.
-    def log_access(env, request, status, failed, started)
+    # headers: the app's, whose x-request-id names the request when the
+    # client sent none (RequestName).
+    def log_access(env, request, status, headers, failed, started)
       bytes = failed ? ERROR_BODY.bytesize : env[HTTP::ResponseWriter::BODY_BYTES]
-      @access_log.record(env, request, status, bytes, Process.clock_gettime(Process::CLOCK_MONOTONIC) - started)
+      @access_log.record(env, request, status, bytes, Process.clock_gettime(Process::CLOCK_MONOTONIC) - started,
+                         headers)
     end
 
     # Takes one of #shed_one!'s closes (another thread may have taken the
@@ -199,8 +200,9 @@ module Spindle
       true
     end
 
-    def app_failed(error)
-      @log.exception(error, "app raised")
+    # Each app error line names the request (RequestName.for_log).
+    def app_failed(env, error)
+      @log.exception(error, "app raised on #{RequestName.for_log(env)}")
       [500, { "content-type" => "text/plain" }, [ERROR_BODY]]
     end
 
@@ -212,11 +214,10 @@ module Spindle
     rescue HTTP::InvalidResponse => e
       # The app's mistake, not the server's: what it returned and what Rack
       # requires, without the writer's backtrace, which would point at Spindle.
-      @log.error("app returned an invalid response to #{env["REQUEST_METHOD"]} " \
-                 "#{Log.escape(env["PATH_INFO"].to_s)}: #{e.message}")
+      @log.error("app returned an invalid response to #{RequestName.for_log(env, headers)}: #{e.message}")
       fail_response(conn)
     rescue StandardError => e
-      @log.exception(e, "response could not be written")
+      @log.exception(e, "response to #{RequestName.for_log(env, headers)} could not be written")
       fail_response(conn)
     end
 
@@ -240,10 +241,10 @@ module Spindle
       GC.start
     end
 
-    def close_body(body)
+    def close_body(env, headers, body)
       body.close if body.respond_to?(:close)
     rescue StandardError => e
-      @log.exception(e, "body.close raised")
+      @log.exception(e, "body.close raised, for #{RequestName.for_log(env, headers)}")
     end
 
     # Rack SPEC: the callbacks run in reverse order of registration, like
@@ -252,7 +253,7 @@ module Spindle
       env[RESPONSE_FINISHED]&.reverse_each do |callback|
         callback.call(env, status, headers, error)
       rescue StandardError => e
-        @log.exception(e, "rack.response_finished callback raised")
+        @log.exception(e, "rack.response_finished callback raised, for #{RequestName.for_log(env, headers)}")
       end
     end
   end

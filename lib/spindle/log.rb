@@ -5,6 +5,7 @@ require_relative "log/line_format"
 require_relative "log/access_log"
 require_relative "log/reopen"
 require_relative "log/throttle"
+require_relative "log/drop_report"
 
 module Spindle
   # Spindle's log. Every line says when (ISO 8601 UTC, milliseconds), which
@@ -21,6 +22,9 @@ module Spindle
   # request costs anything here.
   #
   # HUP reopens both files (#reopen, registered with Reopen by Log.build).
+  #
+  # A line that cannot be written is dropped and counted (Sink); the access
+  # log's drops are also reported here (Log::DropReport).
   class Log
     CONTROL = /[\x00-\x1f\x7f"\\]/
     # Network bytes for the access log: also every byte above ASCII, so that
@@ -38,7 +42,8 @@ module Spindle
                 role: config.cluster? ? "master" : "single")
       access = config.access_log || ("-" if config.log_requests)
       if access
-        sink = access == "-" ? Sink.new($stdout) : open_sink(access, "access_log")
+        watcher = DropReport.new(log, access == "-" ? "access log (stdout)" : "access log #{access}")
+        sink = access == "-" ? Sink.new($stdout, watcher: watcher) : open_sink(access, "access_log", watcher)
         log.access_log = AccessLog.new(sink, config.access_log_format, log)
       end
       Reopen.register("reopening log files") { log.reopen }
@@ -47,8 +52,8 @@ module Spindle
 
     # An absolute path: HUP reopens the same file even if the app changed
     # directory since.
-    def self.open_sink(path, what)
-      Sink.open(File.expand_path(path))
+    def self.open_sink(path, what, watcher = nil)
+      Sink.open(File.expand_path(path), watcher: watcher)
     rescue SystemCallError => e
       raise Config::Error, "#{what} #{path}: cannot open: #{e.message}"
     end
@@ -70,6 +75,7 @@ module Spindle
     def become(role)
       @role = role
       @pid = Process.pid
+      [@out, @err, @access_log].uniq.each { |sink| sink&.forked }
       self
     end
 
@@ -87,6 +93,13 @@ module Spindle
     def exception(error, context)
       trace = (error.backtrace || []).first(20).map { |l| "\n    #{l}" }.join
       emit(@err, :error, "spindle: #{context}: #{error.class}: #{self.class.escape(error.message)}#{trace}")
+    end
+
+    # Lines this process could not write (Sink#dropped), by log: "server"
+    # and, with --access-log, "access". For the metrics.
+    def dropped_lines
+      server = @out.dropped + (@err.equal?(@out) ? 0 : @err.dropped)
+      @access_log ? { "server" => server, "access" => @access_log.dropped } : { "server" => server }
     end
 
     # HUP: the log file and the access log, opened afresh at their paths.

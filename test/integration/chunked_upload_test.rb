@@ -19,6 +19,16 @@ class ChunkedUploadTest < SpindleIntegrationTest
            "the app must not be told both framings"
   end
 
+  # RFC 9110 §5.6.1.2: empty list elements are ignored; this is chunked.
+  def test_empty_elements_in_the_coding_list_are_ignored
+    [", chunked", "chunked ,"].each do |codings|
+      response = roundtrip(request("POST", "/chunked", [["Transfer-Encoding", codings]],
+                                   body: HttpClient.chunked("Hello")))
+      assert_equal 200, response.status, codings
+      assert_equal "Hello", JSON.parse(response.body)["body"], codings
+    end
+  end
+
   def test_chunked_body_with_extensions_and_trailers
     body = "5;name=value\r\nHello\r\n6;quoted=\"a b\"\r\n world\r\n0\r\nX-Checksum: abc\r\n\r\n"
     response = roundtrip(request("POST", "/trailers", [["Transfer-Encoding", "chunked"]], body: body))

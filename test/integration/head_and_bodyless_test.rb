@@ -80,7 +80,7 @@ class HeadAndBodylessTest < SpindleIntegrationTest
       assert_equal 500, response.status, "status #{status} is not a final status:\n#{response}"
       assert response.close?, "the connection closes after the 500:\n#{response}"
       assert_equal "", assert_closed_by_server(connection), "no 202 may follow: it answers nothing the client waits for"
-      assert server.wait_for_output(%r{invalid response to GET /raw_status/#{status}: status #{status} is informational}),
+      assert server.wait_for_output(%r{invalid response to GET /raw_status/#{status} \(no request id\): status #{status} is informational}),
              server.output
     end
   end

@@ -22,6 +22,8 @@ class DifferentialTest < Minitest::Test
   # That message's trailer section holds a Content-Length field.
   LENGTH_IN_TRAILER = ->(bytes) { bytes.match?(/\r\n0[^\r\n]*\r\n(?:[^\r\n]*\r\n)*?content-length\s*:/i) }
   HEAD_NOT_ENDED = ->(bytes) { !bytes.include?("\r\n\r\n") }
+  # That message's Transfer-Encoding list ends in chunked and then empty elements ("chunked ,").
+  EMPTY_AFTER_CHUNKED = ->(bytes) { bytes.match?(/\r\ntransfer-encoding:[^\r\n]*chunked[ \t]*,[ \t,]*\r\n/i) }
 
   EXPLAINED = [
     # Spindle refuses what llhttp takes: it checks more of RFC 9110/9112, or enforces a limit.
@@ -49,7 +51,8 @@ class DifferentialTest < Minitest::Test
           reason: "RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing"),
     E.new(kind: :spindle_stricter, error: /invalid Transfer-Encoding|unsupported transfer coding/,
           reason: "RFC 9112 §6.1: codings other than a single final chunked are refused (400, or 501 for " \
-                  "an unknown coding); an empty list element is refused, not skipped"),
+                  "an unknown coding); empty list elements are skipped (RFC 9110 §5.6.1.2), but a field line " \
+                  "of nothing else is refused"),
     E.new(kind: :spindle_stricter, error: /invalid chunk extension/,
           reason: "RFC 9112 §7.1.1: chunk-ext names and values must match the grammar (no empty name or value)"),
     E.new(kind: :spindle_stricter, error: /chunk size too large|invalid Content-Length/,
@@ -65,6 +68,11 @@ class DifferentialTest < Minitest::Test
     E.new(kind: :oracle_stricter, error: /HPE_INVALID_CONTENT_LENGTH/, bytes: LENGTH_IN_TRAILER,
           reason: "RFC 9110 §6.5.1: Content-Length in a trailer never frames; Spindle discards trailer " \
                   "fields, llhttp refuses them as if they were header fields"),
+    E.new(kind: :oracle_stricter, error: /HPE_INVALID_TRANSFER_ENCODING/, bytes: EMPTY_AFTER_CHUNKED,
+          reason: "RFC 9110 §5.6.1.2: a recipient MUST ignore empty list elements, so \"chunked ,\" ends in " \
+                  "chunked; strict llhttp takes the empty element for a coding after chunked (it skips a " \
+                  "leading one). No hop can frame such a request by a length instead: Spindle refuses " \
+                  "Transfer-Encoding with Content-Length, and on HTTP/1.0"),
     E.new(kind: :oracle_stricter, bytes: HEAD_NOT_ENDED,
           reason: "not a verdict: Spindle checks a head once its blank line is in (bounded by max_head, " \
                   "docs/PARSER.md), llhttp at the first bad byte; Spindle has accepted nothing yet"),

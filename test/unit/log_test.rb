@@ -96,6 +96,54 @@ class LogTest < Minitest::Test
     actions&.each { |action| Spindle::Reopen.unregister(action) }
   end
 
+  # /dev/full fails every write with ENOSPC, as a full disk does.
+  def test_lines_a_full_disk_refuses_are_dropped_counted_and_reported_once
+    err = StringIO.new
+    log = Spindle::Log.new(out: StringIO.new, err: err)
+    report = Spindle::Log::DropReport.new(log, "access log /dev/full")
+    sink = Spindle::Log::Sink.open("/dev/full", watcher: report)
+    log.access_log = Spindle::Log::AccessLog.new(sink, "common", log)
+
+    3.times { refute sink.write("a line\n"), "a dropped line is no error for the caller" }
+    assert_equal 3, sink.dropped
+    assert_equal({ "server" => 0, "access" => 3 }, log.dropped_lines)
+    assert_equal 1, err.string.lines.size, "the first drop is reported, the next ones within the minute only counted"
+    assert_match(%r{ERROR spindle: access log /dev/full: cannot write \(No space left on device\): line dropped\n\z},
+                 err.string)
+  end
+
+  def test_a_sink_that_writes_again_says_how_many_lines_were_dropped
+    err = StringIO.new
+    log = Spindle::Log.new(out: StringIO.new, err: err)
+    path = File.join(@dir, "access.log")
+    File.symlink("/dev/full", path) # full, until the link goes and the file is opened again (HUP)
+    sink = Spindle::Log::Sink.open(path, watcher: Spindle::Log::DropReport.new(log, "access log #{path}"))
+    2.times { refute sink.write("lost\n") }
+    File.unlink(path)
+    sink.reopen
+    assert sink.write("kept\n")
+    assert_equal "kept\n", File.read(path)
+    assert_equal 2, sink.dropped
+    assert_match(/WARN spindle: access log #{Regexp.escape(path)}: written again, after 2 dropped line\(s\)\n\z/,
+                 err.string)
+  end
+
+  def test_a_forked_process_counts_its_own_drops
+    log = Spindle::Log.new(out: Spindle::Log::Sink.open("/dev/full"), err: StringIO.new)
+    log.info("dropped in the parent")
+    assert_equal({ "server" => 1 }, log.dropped_lines)
+    reader, writer = IO.pipe
+    pid = fork do
+      reader.close
+      log.become("worker 0")
+      writer.write(log.dropped_lines.inspect)
+      exit!(0)
+    end
+    writer.close
+    assert_equal({ "server" => 0 }.inspect, reader.read)
+    Process.wait(pid)
+  end
+
   def test_unknown_formats_are_refused
     error = assert_raises(Spindle::Config::Error) { Spindle::Config::BY_NAME[:log_format].value("xml") }
     assert_match(/log_format must be one of text, json/, error.message)

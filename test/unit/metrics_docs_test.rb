@@ -41,7 +41,7 @@ class MetricsDocsTest < Minitest::Test
     worker = { "index" => 0, "state" => "serving", "generation" => 0, "booted_at" => "2026-01-01T00:00:00Z",
                "requests" => 0, "in_flight" => 0, "backlog" => 0, "last_checkin_age" => 0, "oldest_request_age" => 0,
                "memory" => memory, "gc" => { minor: 0, major: 0, heap_live_slots: 0 }, "restarts" => 0,
-               "durations" => snapshot }
+               "durations" => snapshot, "log_lines_dropped" => { "server" => 0, "access" => 0 } }
     stats = { "master" => { "generation" => 0, "refork_failures" => 0, "workers_desired" => 1,
                             "started_at" => "2026-01-01T00:00:00Z",
                             "memory" => memory }, "workers" => [worker], "mold" => { "memory" => memory } }

@@ -89,9 +89,23 @@ class ParserBadInputsTest < Minitest::Test
     ["chunked twice in two fields", W.post("Transfer-Encoding: chunked", "Transfer-Encoding: chunked",
                                            body: CHUNK_END), 400],
     ["empty", W.post("Transfer-Encoding: ", body: CHUNK_END), 400],
-    ["empty element after", W.post("Transfer-Encoding: chunked,", body: CHUNK_END), 400],
-    ["empty element before", W.post("Transfer-Encoding: , chunked", body: CHUNK_END), 400],
-    ["empty element between", W.post("Transfer-Encoding: gzip,,chunked", body: CHUNK_END), 400],
+    # Empty list elements are ignored (RFC 9110 §5.6.1.2; chunked with them is
+    # in parser_valid_test.rb), but a list of nothing else names no coding,
+    # and a field line of nothing else is refused even beside a chunked one:
+    # a hop that kept only the last line would see no Transfer-Encoding.
+    ["only empty elements", W.post("Transfer-Encoding: , ,", body: CHUNK_END), 400],
+    ["an empty line after chunked", W.post("Transfer-Encoding: chunked", "Transfer-Encoding: ,",
+                                           body: CHUNK_END), 400],
+    ["an empty line before chunked", W.post("Transfer-Encoding: ", "Transfer-Encoding: chunked",
+                                            body: CHUNK_END), 400],
+    ["empty elements do not hide gzip", W.post("Transfer-Encoding: gzip, , chunked", body: CHUNK_END), 501],
+    ["empty elements do not hide chunked before gzip", W.post("Transfer-Encoding: chunked, , gzip",
+                                                              body: CHUNK_END), 400],
+    ["empty elements do not hide chunked twice", W.post("Transfer-Encoding: chunked,,chunked", body: CHUNK_END), 400],
+    ["empty elements with Content-Length", W.post("Transfer-Encoding: , chunked", "Content-Length: 5",
+                                                  body: CHUNK_END), 400],
+    ["empty elements in HTTP/1.0", W.request("POST / HTTP/1.0", "Transfer-Encoding: , chunked",
+                                             body: CHUNK_END), 400],
     ["space-separated list", W.post("Transfer-Encoding: gzip chunked", body: CHUNK_END), 400],
     ["quoted coding", W.post("Transfer-Encoding: \"chunked\"", body: CHUNK_END), 400]
   ]
@@ -338,7 +352,8 @@ class ParserBadInputsTest < Minitest::Test
     ["other expectation", W.post("Content-Length: 1", "Expect: 200-ok", body: "x"), 417],
     ["100-continue with a suffix", W.post("Content-Length: 1", "Expect: 100-continuex", body: "x"), 417],
     ["another status", W.post("Content-Length: 1", "Expect: 101-continue", body: "x"), 417],
-    ["list with 100-continue", W.post("Content-Length: 1", "Expect: 100-continue, foo", body: "x"), 417]
+    ["list with 100-continue", W.post("Content-Length: 1", "Expect: 100-continue, foo", body: "x"), 417],
+    ["empty elements do not hide another", W.post("Content-Length: 1", "Expect: , foo, ", body: "x"), 417]
   ]
 
   # Limits are inclusive: a request exactly at each unambiguous limit passes.

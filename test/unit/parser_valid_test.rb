@@ -114,6 +114,16 @@ class ParserValidTest < Minitest::Test
     assert_equal [true, "x"], [result.chunked, result.body]
   end
 
+  # RFC 9110 §5.6.1.2: "a recipient MUST parse and ignore a reasonable number
+  # of empty list elements". Transfer-Encoding is a list: these are chunked.
+  def test_empty_elements_around_chunked_are_ignored
+    ["Transfer-Encoding: , chunked", "Transfer-Encoding: chunked ,", "Transfer-Encoding: ,,chunked,,",
+     "Transfer-Encoding: \t,  chunked", "Transfer-Encoding: , chunked , "].each do |field|
+      result = assert_accepted(Wire.post(field, body: "1\r\nx\r\n0\r\n\r\n"))
+      assert_equal [true, nil, "x"], [result.chunked, result.content_length, result.body], field
+    end
+  end
+
   def test_absolute_form_target_supplies_host
     bytes = Wire.request("GET http://example.org:8080/p/q?x=1 HTTP/1.1", "Host: other.test")
     env = assert_accepted(bytes).env
@@ -268,10 +278,28 @@ class ParserValidTest < Minitest::Test
     assert_equal false, assert_accepted(Wire.get("Connection: te", "Connection: close")).keep_alive
   end
 
+  # RFC 9110 §5.6.1.2: empty list elements are ignored, in Connection too.
+  def test_empty_elements_in_the_connection_list_are_ignored
+    assert_equal false, assert_accepted(Wire.get("Connection: , close")).keep_alive
+    assert_equal false, assert_accepted(Wire.get("Connection: close,")).keep_alive
+    assert_equal true, assert_accepted(Wire.get("Connection: ,")).keep_alive
+    assert_equal true, assert_accepted(Wire.request("GET / HTTP/1.0", "Connection: ,keep-alive,")).keep_alive
+  end
+
   def test_expect_100_continue
     result = assert_same_everywhere(Wire.post("Content-Length: 5", "Expect: 100-continue"))
     assert_equal [:incomplete, true], [result.verdict, result.expect_continue]
     assert_equal false, assert_accepted(Wire.post("Content-Length: 0")).expect_continue
+  end
+
+  # Expect is a list (RFC 9110 §10.1.1: Expect = #expectation), whose empty
+  # elements are ignored (§5.6.1.2); an empty list expects nothing.
+  def test_empty_elements_in_the_expect_list_are_ignored
+    ["Expect: , 100-continue", "Expect: 100-continue,", "Expect: 100-continue, ,100-continue"].each do |field|
+      assert_equal [:incomplete, true], assert_same_everywhere(Wire.post("Content-Length: 5", field))
+        .then { |r| [r.verdict, r.expect_continue] }, field
+    end
+    assert_equal false, assert_accepted(Wire.post("Content-Length: 0", "Expect: ,")).expect_continue
   end
 
   # RFC 9110 §10.1.1: "The Expect field value is case-insensitive."

@@ -219,7 +219,7 @@ class ResponseWriterTest < Minitest::Test
       assert_equal 500, served.status, "status #{status}:\n#{served.raw}"
       assert_equal ["close"], header(served, "connection")
       assert_equal :close, served.outcome
-      assert_match(/invalid response to GET \/: status #{status} is informational/, logged_errors)
+      assert_match(/invalid response to GET \/ \(no request id\): status #{status} is informational/, logged_errors)
     end
   end
 
@@ -254,7 +254,7 @@ class ResponseWriterTest < Minitest::Test
     assert_equal 200, served.status
     assert_empty header(served, "x-num")
     assert_equal ["yes"], header(served, "x-ok")
-    assert_match(/app response to GET \/: header x-num: the value is Integer 5; Rack requires a String/, logged_errors)
+    assert_match(/app response to GET \/ \(no request id\): header x-num: the value is Integer 5; Rack requires a String/, logged_errors)
   end
 
   def test_unsafe_header_values_and_names_are_logged_when_dropped

@@ -9,8 +9,9 @@ module Spindle
     module Message
       # worker → master, every heartbeat: alive, and what it is doing.
       # durations: a Metrics::DurationHistogram::Snapshot (for --metrics).
+      # log_lines_dropped: Log#dropped_lines.
       Checkin = Struct.new(:pid, :requests, :in_flight, :oldest_request_age, :backlog, :gc, :durations,
-                           keyword_init: true)
+                           :log_lines_dropped, keyword_init: true)
       # worker → master, once its engine is serving.
       Booted = Struct.new(:pid, :index, :generation, keyword_init: true)
       # master → worker: stop serving and become the mold of the next generation.

@@ -45,6 +45,7 @@ module Spindle
           "last_checkin_age" => (now - c.last_checkin).round(3),
           "oldest_request_age" => checkin&.oldest_request_age.to_f.round(3),
           "memory" => c.pid && ProcessStats.memory(c.pid), "gc" => checkin&.gc,
+          "log_lines_dropped" => checkin&.log_lines_dropped || {},
           "restarts" => @master.restarts.fetch(c.index, 0) }.tap do |entry|
           entry["durations"] = checkin&.durations if durations
         end

@@ -65,7 +65,8 @@ module Spindle
         tracker = @server.handler.tracker
         Message::Checkin.new(pid: Process.pid, requests: tracker.served, in_flight: tracker.in_flight,
                              oldest_request_age: tracker.oldest_age, backlog: @server.backlog,
-                             gc: ProcessStats.gc, durations: tracker.durations)
+                             gc: ProcessStats.gc, durations: tracker.durations,
+                             log_lines_dropped: @log.dropped_lines)
       end
 
       def obey(message)

@@ -9,12 +9,18 @@ module Spindle
     # rewindable rack.input. A small body stays in memory. Past the spool
     # threshold it moves to an unlinked tempfile, so a 1 GB upload costs disk,
     # not heap.
+    #
+    # The spool is this object's from its creation to the end of the request
+    # (#release) or of the connection (#discard): the app may read it, replace
+    # env["rack.input"], or drop it, and its descriptor and disk space are
+    # still given back when the request ends, not at some later GC.
     class Input
       EMPTY = "".b.freeze
 
       def initialize(threshold)
         @threshold = threshold
-        @file = nil
+        @file = nil # the spool still being written
+        @handed = nil # the spool the app got as rack.input
         @empty = nil
       end
 
@@ -50,16 +56,28 @@ module Spindle
         end
         return StringIO.new(buffer.dup) unless @file
 
-        file = @file
+        @handed = @file
         @file = nil
-        file.rewind
-        file
+        @handed.rewind
+        @handed
       end
 
-      # Frees a tempfile that never reached the app (the client went away).
+      # The request is over (its body closed, its rack.response_finished
+      # callbacks run): closes the spool the app was given, if any. Closing
+      # an unlinked file frees its disk space.
+      def release
+        return unless @handed
+
+        @handed.close
+        @handed = nil
+      end
+
+      # The connection is closing: frees a spool that never reached the app
+      # (the client went away mid-body) and one that did.
       def discard
         @file&.close
         @file = nil
+        release
       end
     end
   end

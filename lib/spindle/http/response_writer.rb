@@ -5,6 +5,7 @@ require_relative "date_header"
 require_relative "header_lines"
 require_relative "parser" # the C extension, which holds ResponseHead
 require_relative "../log"
+require_relative "../request_name"
 
 module Spindle
   module HTTP
@@ -93,7 +94,7 @@ module Spindle
 
         head = +@status_lines[103]
         lines = HeaderLines.new(head, headers, 103)
-        report(lines.problems, env) if lines.problems
+        report(lines.problems, env, headers) if lines.problems
         conn.write(head << "\r\n")
       end
 
@@ -104,7 +105,7 @@ module Spindle
       def write_judged(conn, env, status, head, headers, body, keep_alive)
         check_headers(headers) unless headers.is_a?(Hash) # the common case costs no call
         lines = HeaderLines.new(head, headers, status)
-        report(lines.problems, env) if lines.problems
+        report(lines.problems, env, headers) if lines.problems
         head << @date.line unless lines.date
         return write_upgrade(conn, env, head, lines, body) if status == SWITCHING_PROTOCOLS
         return write_partial_hijack(conn, head, lines.hijack) if lines.hijack
@@ -153,13 +154,10 @@ module Spindle
         raise InvalidResponse, "body part is a #{part.class}, not a String"
       end
 
-      def report(problems, env)
+      def report(problems, env, headers)
         return unless @log
 
-        problems.each do |problem|
-          @log.error("app response to #{env["REQUEST_METHOD"]} #{Log.escape(env["PATH_INFO"].to_s)}: #{problem}; " \
-                     "not sent")
-        end
+        problems.each { |problem| @log.error("app response to #{RequestName.for_log(env, headers)}: #{problem}; not sent") }
       end
 
       def bodyless?(status) = status < 200 || status == 204 || status == RESET_CONTENT || status == 304

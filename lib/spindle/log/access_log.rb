@@ -2,6 +2,7 @@
 
 require "json"
 require_relative "line_format"
+require_relative "../request_name"
 
 module Spindle
   class Log
@@ -10,7 +11,8 @@ module Spindle
     #
     #   common:   127.0.0.1 - - [23/Nov/2026:05:37:41 +0000] "GET /a?b=1 HTTP/1.1" 200 6
     #   combined: the same, then "referer" "user agent", then the request id
-    #             ("-" when the request had no X-Request-Id) and the duration
+    #             (RequestName.id: the request's X-Request-Id, else the
+    #             x-request-id of the app's response; "-" when neither) and the duration
     #             in milliseconds, as Apache's %D and nginx's $request_time are
     #             appended:
     #             ... 200 6 "-" "curl/7.88.1" "4f1c0e2a" 0.412
@@ -41,6 +43,11 @@ module Spindle
 
       def reopen = @sink.reopen
 
+      # Lines dropped since the process started (Sink#dropped).
+      def dropped = @sink.dropped
+
+      def forked = @sink.forked
+
       # Taken before the app runs: middleware may rewrite PATH_INFO or
       # REQUEST_METHOD (Rack::MethodOverride), and the log says what the client
       # sent. Returns [method, target, protocol].
@@ -53,31 +60,38 @@ module Spindle
       end
 
       # request: what #capture returned (nil: a request the parser refused,
-      # so there is none to show); bytes, seconds: nil when unknown.
-      def record(env, request, status, bytes, seconds)
-        @sink.write(@format == "json" ? json(env, request, status, bytes, seconds) : text(env, request, status, bytes, seconds))
+      # so there is none to show); bytes, seconds: nil when unknown;
+      # headers: the app's response headers (nil: none), whose x-request-id
+      # names a request that came without one.
+      def record(env, request, status, bytes, seconds, headers = nil)
+        line = if @format == "json"
+                 json(env, request, status, bytes, seconds, headers)
+               else
+                 text(env, request, status, bytes, seconds, headers)
+               end
+        @sink.write(line)
       end
 
       private
 
-      def text(env, request, status, bytes, seconds)
+      def text(env, request, status, bytes, seconds, headers)
         line = +"#{env['REMOTE_ADDR'] || DASH} - - #{clf_time} " \
                 "\"#{request ? request.join(' ') : DASH}\" #{status.to_i} #{bytes || DASH}"
         if @format == "combined"
           line << " \"#{header(env, 'HTTP_REFERER') || DASH}\" \"#{header(env, 'HTTP_USER_AGENT') || DASH}\" " \
-                  "\"#{header(env, 'HTTP_X_REQUEST_ID') || DASH}\" #{seconds ? format('%.3f', seconds * 1000) : DASH}"
+                  "\"#{request_id(env, headers) || DASH}\" #{seconds ? format('%.3f', seconds * 1000) : DASH}"
         end
         line << "\n"
       end
 
-      def json(env, request, status, bytes, seconds)
+      def json(env, request, status, bytes, seconds, headers)
         method, target, protocol = request
         fields = {
           "time" => LineFormat.timestamp, "pid" => @log.pid, "role" => @log.role,
           "remote_addr" => env["REMOTE_ADDR"], "method" => method, "target" => target, "protocol" => protocol,
           "status" => status.to_i, "bytes" => bytes, "duration_ms" => seconds && (seconds * 1000).round(3),
           "referer" => header(env, "HTTP_REFERER"), "user_agent" => header(env, "HTTP_USER_AGENT"),
-          "request_id" => header(env, "HTTP_X_REQUEST_ID")
+          "request_id" => request_id(env, headers)
         }
         "#{JSON.generate(fields)}\n"
       end
@@ -92,6 +106,11 @@ module Spindle
         @clf_time = Time.at(second).utc.strftime("[%d/%b/%Y:%H:%M:%S +0000]")
         @clf_second = second
         @clf_time
+      end
+
+      def request_id(env, headers)
+        id = RequestName.id(env, headers)
+        id && Log.escape_bytes(id)
       end
 
       def header(env, key)

@@ -76,6 +76,9 @@ module Spindle
         end
         out.family("spindle_worker_gc_runs_total", "counter", "Garbage collections the worker's Ruby has run, by kind.",
                    @workers.flat_map { |w| gc_runs(w) })
+        out.family("spindle_log_lines_dropped_total", "counter",
+                   "Log lines the worker could not write (a full disk, a closed pipe), by log (server, access).",
+                   @workers.flat_map { |w| dropped_lines(w) })
         out.histogram("spindle_request_duration_seconds",
                       "Time from the app call to the response written, of the requests the worker completed.",
                       @workers.map { |w| [label(w), w["durations"] || DurationHistogram::Snapshot.empty] })
@@ -84,6 +87,11 @@ module Spindle
       def gc_runs(worker)
         gc = worker["gc"] or return []
         %i[minor major].map { |kind| [label(worker).merge("kind" => kind.to_s), gc[kind]] }
+      end
+
+      # A series per log the worker writes: "server", and "access" with --access-log.
+      def dropped_lines(worker)
+        (worker["log_lines_dropped"] || {}).map { |log, count| [label(worker).merge("log" => log), count] }
       end
 
       def label(worker) = { "worker" => worker["index"] }

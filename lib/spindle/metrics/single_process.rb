@@ -62,7 +62,8 @@ module Spindle
         { "index" => 0, "pid" => Process.pid, "state" => "serving", "generation" => 0,
           "booted_at" => @started_at.utc.iso8601, "requests" => tracker.served, "in_flight" => tracker.in_flight,
           "backlog" => @server.backlog, "oldest_request_age" => tracker.oldest_age.round(3),
-          "memory" => ProcessStats.memory, "gc" => ProcessStats.gc, "restarts" => 0, "durations" => tracker.durations }
+          "memory" => ProcessStats.memory, "gc" => ProcessStats.gc, "restarts" => 0, "durations" => tracker.durations,
+          "log_lines_dropped" => @log.dropped_lines }
       end
     end
   end

@@ -19,7 +19,8 @@ module Differential
                "\x0b5", "5\x0b", "\xa05", "5\r"].freeze
     CODINGS = ["chunked", "Chunked", "CHUNKED", " chunked", "chunked ", "\tchunked", "gzip, chunked",
                "chunked, gzip", "chunked, chunked", "chunked,", ",chunked", "identity", "gzip", "x, chunked",
-               "chunked;q=1", "\"chunked\"", "chunk", "chunked\x0b", "\x0bchunked", "\xa0chunked", "chu nked"].freeze
+               "chunked;q=1", "\"chunked\"", "chunk", "chunked\x0b", "\x0bchunked", "\xa0chunked", "chu nked",
+               ", chunked", "chunked , ", "gzip, , chunked", "chunked, , chunked", " , "].freeze
     TE_NAMES = ["Transfer-Encoding", "transfer-encoding", "TRANSFER-ENCODING", "Transfer-Encoding ",
                 "Transfer_Encoding", " Transfer-Encoding", "Transfer-Encoding\t", "Transfer-Encodings",
                 "X-Transfer-Encoding", "Transfer\x00-Encoding"].freeze
