@@ -56,7 +56,7 @@ module Spindle
     def bind
       inherited = SingleRestart.inherited_listeners if @restartable
       @listeners = inherited || Systemd::Activation.take.listeners_for(@config.binds) do |uri|
-        Listener.open(uri, backlog: @config.backlog)
+        Listener.open(uri, backlog: @config.backlog) { |skipped| @log.info("spindle: #{skipped}") }
       end
       @successor = !inherited.nil?
       Listener.reload_tls_on_hup(@listeners, @log)

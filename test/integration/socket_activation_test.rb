@@ -138,6 +138,19 @@ class SocketActivationTest < SpindleIntegrationTest
     assert_match(%r{fd 3 \(tcp://127\.0\.0\.1:#{port}, name web\), which no bind asks for}, process.stderr)
   end
 
+  # One bind, two sockets: tcp://localhost takes systemd's 127.0.0.1 and ::1
+  # sockets both (they were one taken, the other "no bind asks for").
+  def test_a_localhost_bind_takes_both_loopback_sockets
+    skip "this machine has no ::1 on lo" unless ipv6_loopback?
+
+    port = free_port
+    process = socket_activate(["127.0.0.1:#{port}", "[::1]:#{port}"],
+                              ["-b", "tcp://localhost:#{port}", app_path("systemd")])
+    first_request(process, port)
+    assert_equal ["tcp://127.0.0.1:#{port}", "tcp://[::1]:#{port}"], process.binds.map(&:uri)
+    process.binds.each { |bind| assert_equal process.pid, app_report(process, bind)["pid"] }
+  end
+
   def test_a_bind_naming_a_socket_systemd_did_not_pass_is_an_error
     port = free_port
     process = socket_activate(["127.0.0.1:#{port}"], ["-b", "tcp://127.0.0.1:#{port}?fdname=admin", app_path("systemd")],
@@ -149,6 +162,13 @@ class SocketActivationTest < SpindleIntegrationTest
   end
 
   private
+
+  def ipv6_loopback?
+    TCPServer.new("::1", 0).close
+    true
+  rescue SystemCallError, SocketError
+    false
+  end
 
   def master_of(pid)
     File.read("/proc/#{pid}/stat")[/\) \S+ (\d+)/, 1].to_i

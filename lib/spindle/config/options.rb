@@ -13,7 +13,10 @@ module Spindle
     OPTIONS = [
       Option.new(name: :binds, default: -> { [] }, cli: "-b, --bind", arg: "URI",
                  doc: "Listen on URI: tcp://HOST:PORT (HOST an IPv4 address, an [IPv6] one, or a name, which binds " \
-                      "the first of its addresses this machine has: localhost is ::1 where /etc/hosts lists that first), " \
+                      "every address it resolves to, each on the same port, the start-up line naming each; " \
+                      "localhost is always both 127.0.0.1 and ::1, as clients such as curl try both " \
+                      "(glibc lists ::1 first whatever order /etc/hosts gives). An address this machine cannot " \
+                      "have, such as ::1 with IPv6 off, is skipped with a log line while another binds), " \
                       "unix://PATH, or " \
                       "ssl://HOST:PORT?cert=PATH&key=PATH[&ca=PATH&verify_mode=peer|force_peer] " \
                       "(TLS: docs/TLS.md). Repeat for several. PORT is 1-65535, or 0 for a free port the kernel picks. " \
