@@ -138,6 +138,21 @@ class SocketActivationTest < SpindleIntegrationTest
     assert_match(%r{fd 3 \(tcp://127\.0\.0\.1:#{port}, name web\), which no bind asks for}, process.stderr)
   end
 
+  # `-l PORT` makes systemd listen on [::]:PORT; a bind of 0.0.0.0:PORT then
+  # tried to open its own socket first and failed "address already in use",
+  # though DEPLOY.md promises the error names the bind to add. The passed
+  # socket is checked first, and the error says which bind takes it.
+  def test_a_bind_on_the_sockets_port_but_another_address_is_told_which_bind_takes_it
+    port = free_port
+    process = socket_activate([port.to_s], ["-b", "tcp://0.0.0.0:#{port}", app_path("systemd")])
+    trigger = HttpClient.connect("127.0.0.1", port)
+    @connections << trigger
+    assert_equal 2, process.wait_for_exit&.exitstatus, process.output
+    refute_match(/already in use/, process.stderr)
+    assert_includes process.stderr, "fd 3 (tcp://[::]:#{port}), which no bind asks for: -b tcp://0.0.0.0:#{port} " \
+                                    "has its port on another address; bind -b tcp://[::]:#{port} instead"
+  end
+
   # One bind, two sockets: tcp://localhost takes systemd's 127.0.0.1 and ::1
   # sockets both (they were one taken, the other "no bind asks for").
   def test_a_localhost_bind_takes_both_loopback_sockets

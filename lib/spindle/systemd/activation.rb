@@ -57,19 +57,23 @@ module Spindle
       def empty? = @passed.empty?
 
       # The listeners for binds, in their order: the inherited sockets when
-      # any match, else those open (a block: uri -> [Listener]) makes. Raises
-      # Listener::Error for a named socket that is missing or has another
-      # address, and for an inherited socket no bind took.
+      # any match, else those open (a block: uri -> [Listener]) makes. Every
+      # passed socket is matched to a bind before anything is opened: one no
+      # bind asks for is then reported as such, not as the "address already
+      # in use" a bind on its port would meet. Raises Listener::Error for a
+      # named socket that is missing or has another address, and for an
+      # inherited socket no bind took.
       def listeners_for(binds, &open)
         left = @passed.dup
-        listeners = binds.flat_map do |uri|
-          found = claim(uri, left)
-          found.empty? ? open.call(uri) : found.map { |p| adopt_for(uri, p.listener) }
+        claims = binds.map { |uri| claim(uri, left) }
+        refuse_unclaimed(left, binds)
+        listeners = []
+        binds.zip(claims) do |uri, found|
+          listeners.concat(found.empty? ? open.call(uri) : found.map { |p| adopt_for(uri, p.listener) })
         end
-        refuse_unclaimed(left)
         listeners
       rescue Listener::Error
-        (listeners || []).each { |l| l.close(unlink: false) }
+        listeners&.each { |l| l.close(unlink: false) }
         @passed.each { |p| p.listener.close(unlink: false) }
         raise
       end
@@ -108,11 +112,24 @@ module Spindle
         raise Listener::Error, "bind #{uri} names the socket #{name}, but that is #{found.listener.uri}"
       end
 
-      def refuse_unclaimed(left)
+      def refuse_unclaimed(left, binds)
         return if left.empty?
 
+        passed = left.first.listener.uri
         raise Listener::Error, "socket activation passed #{left.map(&:describe).join(', ')}, " \
-                               "which no bind asks for: add -b #{left.first.listener.uri} or remove it from the .socket unit"
+                               "which no bind asks for: #{remedy(passed, binds)}"
+      end
+
+      # A bind on the socket's port but another address (-b tcp://0.0.0.0:80
+      # for systemd's [::]:80) is the likely mistake: name it, and the bind
+      # that takes the socket instead.
+      def remedy(passed, binds)
+        port = URI.parse(passed).port
+        near = binds.find { |uri| port && URI.parse(uri).then { |b| b.scheme != "unix" && b.port == port } }
+        return "add -b #{passed} or remove it from the .socket unit" unless near
+
+        "-b #{near} has its port on another address; bind -b #{passed} instead (the socket's address), " \
+          "or change the .socket unit"
       end
 
       # Addresses compare resolved: tcp://localhost:80 is 127.0.0.1:80.
