@@ -13,10 +13,13 @@ module Spindle
     # Commands are queued to the master loop like signals, so the master's state
     # is only ever touched from its own thread.
     #
-    # One thread accepts; each client gets its own thread (ControlSession), at
-    # most MAX_CLIENTS at once, each with its own deadlines. A client past the
-    # cap is told the endpoint is busy and closed; a silent client holds its
-    # slot for one read deadline at most.
+    # One thread reads every client's request line without waiting on any
+    # one of them (SideEndpoint::Reception); a client whose line has arrived
+    # gets its own thread (ControlSession), at most MAX_CLIENTS at once, each
+    # with its own deadlines. A client past the cap is told the endpoint is
+    # busy and closed. A silent client holds no thread: only one of the
+    # WAITING places, until its read deadline or until newer clients push it
+    # out, so an operator's call gets through whatever idle clients do.
     class ControlServer < SideEndpoint
       COMMANDS = ControlSession::COMMANDS
       MAX_CLIENTS = 8
@@ -59,12 +62,14 @@ module Spindle
         false
       end
 
-      def session(client)
-        ControlSession.new(client, token_digest: @token_digest, queue: @queue, limits: @limits).run
+      def request_shape = ControlSession.request_shape(@limits)
+
+      def session(client, outcome, bytes)
+        ControlSession.new(client, token_digest: @token_digest, queue: @queue, limits: @limits).run(outcome, bytes)
       end
 
       def busy(client)
-        message = JSON.generate("error" => "busy: #{@max_clients} control clients are connected; try again")
+        message = JSON.generate("error" => "busy: too many control clients at once; try again")
         client.write_nonblock("#{message}\n", exception: false)
       end
     end
