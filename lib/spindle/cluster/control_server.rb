@@ -7,7 +7,8 @@ require_relative "control_session"
 
 module Spindle
   module Cluster
-    # The control endpoint bin/spindlectl talks to: one JSON line in
+    # The control endpoint bin/spindlectl talks to (a cluster's master, or a
+    # process alone through SingleControl): one JSON line in
     # ({"command": "stats", "token": "..."}), one JSON line out. A UNIX socket is
     # created with mode 0600 (only its owner may connect); TCP requires a token.
     # Commands are queued to the master loop like signals, so the master's state
@@ -30,13 +31,16 @@ module Spindle
 
       # queue: anything with #push (the master's SignalQueue): it receives
       # signal names, and [:stats, reply] for the master loop to fill.
-      def initialize(uri, token, queue, limits: ControlSession::LIMITS, max_clients: MAX_CLIENTS)
+      # commands: ControlSession::COMMANDS, or a process alone's (SingleControl).
+      def initialize(uri, token, queue, limits: ControlSession::LIMITS, max_clients: MAX_CLIENTS,
+                     commands: COMMANDS)
         super(uri, max_clients: max_clients)
         raise Config::Error, "a TCP control endpoint needs --control-token" if tcp? && !token
 
         @token_digest = token && Digest::SHA256.digest(token)
         @queue = queue
         @limits = limits
+        @commands = commands
       end
 
       private
@@ -65,7 +69,8 @@ module Spindle
       def request_shape = ControlSession.request_shape(@limits)
 
       def session(client, outcome, bytes)
-        ControlSession.new(client, token_digest: @token_digest, queue: @queue, limits: @limits).run(outcome, bytes)
+        ControlSession.new(client, token_digest: @token_digest, queue: @queue, limits: @limits, commands: @commands)
+                      .run(outcome, bytes)
       end
 
       def busy(client)

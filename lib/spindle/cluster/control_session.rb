@@ -15,9 +15,12 @@ module Spindle
     # nothing else: it cannot stop the endpoint, hold up other clients, or
     # grow the master.
     class ControlSession
+      # A command's name => what is queued for it; a String instead refuses
+      # the command with that reason (SingleControl's, for those that need
+      # workers).
       COMMANDS = { "phased-restart" => :USR1, "hot-restart" => :USR2, "refork" => :REFORK,
                    "stop" => :TERM, "drain" => :QUIT, "gc" => :GC, "add-worker" => :TTIN,
-                   "remove-worker" => :TTOU }.freeze
+                   "remove-worker" => :TTOU, "reopen" => :HUP }.freeze
 
       # max_line: bytes a request may take, its newline included.
       # read_deadline: seconds from the connection to its complete request line.
@@ -65,11 +68,12 @@ module Spindle
       def self.now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
 
       # token_digest: SHA-256 of the token, or nil when none is required.
-      def initialize(socket, token_digest:, queue:, limits: LIMITS)
+      def initialize(socket, token_digest:, queue:, limits: LIMITS, commands: COMMANDS)
         @socket = socket
         @token_digest = token_digest
         @queue = queue
         @limits = limits
+        @commands = commands
       end
 
       # What a request is to the reception: one line.
@@ -105,8 +109,9 @@ module Spindle
         command = request["command"]
         return ask(:stats) if command == "stats"
 
-        signal = COMMANDS[command]
+        signal = @commands[command]
         return error("unknown command #{command.inspect}") unless signal
+        return error(signal) if signal.is_a?(String)
 
         @queue.push(signal)
         { "ok" => command }
