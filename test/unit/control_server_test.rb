@@ -44,6 +44,21 @@ class ControlServerTest < Minitest::Test
     assert_match(/unknown command "nope"/, exchange('{"command":"nope"}')["error"])
   end
 
+  def test_reopen_queues_hup
+    start_unix
+    assert_equal({ "ok" => "reopen" }, exchange('{"command":"reopen"}'))
+    assert_equal :HUP, @signals.pop
+  end
+
+  # A process alone refuses the commands that need workers, saying why, and
+  # queues nothing for them (SingleControl's table).
+  def test_a_command_the_table_refuses_is_answered_with_why
+    start_unix(commands: Spindle::Cluster::ControlSession::COMMANDS.merge("refork" => "a refork needs workers"))
+    assert_equal({ "error" => "a refork needs workers" }, exchange('{"command":"refork"}'))
+    assert_equal({ "ok" => "gc" }, exchange('{"command":"gc"}'))
+    assert_equal :GC, @signals.pop, "only the command the table takes reached the queue"
+  end
+
   def test_lines_that_are_not_json_objects_are_answered_and_the_endpoint_survives
     start_unix
     ["[]", "null", "1", '"stats"', "{bad", "", "\xff\xfe"].each do |line|
