@@ -23,10 +23,11 @@ module Spindle
     def self.build(cli_values, default_binds: nil)
       values = OPTIONS.to_h { |o| [o.name, o.default_value] }
       file = cli_values[:config_file]
-      values.merge!(layer(DSL.load(file), cli_values)) if file
+      file_values = file ? layer(DSL.load(file), cli_values) : {}
+      values.merge!(file_values)
       values.merge!(cli_values)
       values[:binds] = default_binds if default_binds && values[:binds].empty? && values[:port].nil?
-      new(values)
+      new(values, given: file_values.keys | cli_values.keys)
     end
 
     # The file's values without what the command line overrides: `-p 8080`
@@ -38,7 +39,10 @@ module Spindle
     end
     private_class_method :layer
 
-    def initialize(values)
+    # given: the options a layer set (the file or the command line), as
+    # opposed to defaults; all of values when built directly.
+    def initialize(values, given: values.keys)
+      @given = given - [:hooks]
       @hooks = values.delete(:hooks) || {}
       unknown = values.keys - BY_NAME.keys
       raise Error, "unknown option: #{unknown.join(', ')}" unless unknown.empty?
@@ -76,6 +80,11 @@ module Spindle
     end
 
     def cluster? = workers.positive?
+
+    # Whether the file or the command line set the option (Config::ClusterOnly).
+    def given?(name) = @given.include?(name)
+
+    def hook?(name) = @hooks.fetch(name, []).any?
 
     def min_threads = threads.first
     def max_threads = threads.last

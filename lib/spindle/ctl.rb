@@ -7,10 +7,11 @@ require "socket"
 require "uri"
 
 module Spindle
-  # bin/spindlectl: sends one command to a cluster's control endpoint and prints
-  # the answer, as JSON (--json) or, for stats, as a table.
+  # bin/spindlectl: sends one command to the control endpoint of a cluster, or
+  # of a process serving alone, and prints the answer, as JSON (--json) or,
+  # for stats, as a table.
   class Ctl
-    COMMANDS = %w[stats phased-restart hot-restart refork stop drain gc add-worker remove-worker].freeze
+    COMMANDS = %w[stats phased-restart hot-restart refork stop drain gc reopen add-worker remove-worker].freeze
 
     # Long enough for the endpoint's own deadlines (the master answers stats
     # within 10 s or says it did not), short enough that a stopped master
@@ -108,14 +109,21 @@ module Spindle
     COLUMNS = %w[index pid state generation requests in_flight backlog checkin rss pss uss gc].freeze
 
     def table(stats)
-      master = stats["master"]
-      lines = ["master pid #{master['pid']}  generation #{master['generation']}  " \
-               "workers #{stats['totals']['workers']}/#{master['workers_desired']}  engine #{master['engine']}  " \
-               "allocator #{master['allocator']} (#{allocator_settings(master)})"]
+      lines = [heading(stats)]
       rows = [*stats["workers"], stats["mold"]].compact.map { |c| row(c) }
       rows << total_row(stats["totals"])
       lines.concat(align([COLUMNS, *rows]))
       lines.join("\n")
+    end
+
+    # A process alone (no -w) reports itself as the master and as worker 0.
+    def heading(stats)
+      master = stats["master"]
+      allocator = "allocator #{master['allocator']} (#{allocator_settings(master)})"
+      return "single process pid #{master['pid']}  engine #{master['engine']}  #{allocator}" if stats["mode"] == "single"
+
+      "master pid #{master['pid']}  generation #{master['generation']}  " \
+        "workers #{stats['totals']['workers']}/#{master['workers_desired']}  engine #{master['engine']}  #{allocator}"
     end
 
     # "MALLOC_CONF=narenas:2" under jemalloc, "MALLOC_ARENA_MAX=2" under glibc.
@@ -128,7 +136,7 @@ module Spindle
     def row(child)
       memory = child["memory"] || {}
       [child["index"], child["pid"], child["state"], child["generation"], child["requests"], child["in_flight"],
-       child["backlog"], "#{child['last_checkin_age']}s", mib(memory["rss"]), mib(memory["pss"]),
+       child["backlog"], child["last_checkin_age"]&.then { |age| "#{age}s" } || "-", mib(memory["rss"]), mib(memory["pss"]),
        mib(memory["uss"]), child.dig("gc", "count")].map(&:to_s)
     end
 

@@ -30,18 +30,22 @@ module Spindle
     # Schemes whose connections may start with a PROXY protocol header.
     PROXY_SCHEMES = %w[tcp unix].freeze
 
-    def self.open(uri, backlog:)
+    # Returns the listeners a bind opens: one, or for a tcp:// or ssl:// bind
+    # whose host is a name, one per address it names (TcpBind). note, when
+    # given, is called with a line for each address skipped because this
+    # machine cannot have it, for the log.
+    def self.open(uri, backlog:, &note)
       parsed = URI.parse(uri)
       proxy = proxy_protocol?(parsed, uri)
-      listener = case parsed.scheme
-                 when "tcp" then open_tcp(parsed, backlog, uri)
-                 when "unix" then open_unix(parsed, backlog, uri)
-                 when "ssl" then open_ssl(parsed, backlog, uri)
-                 else raise Error, "unsupported bind #{uri.inspect} (use tcp://HOST:PORT, " \
-                                   "ssl://HOST:PORT?cert=PATH&key=PATH or unix://PATH)"
-                 end
-      listener.proxy_protocol! if proxy
-      listener
+      listeners = case parsed.scheme
+                  when "tcp" then open_tcp(parsed, backlog, uri, &note)
+                  when "unix" then [open_unix(parsed, backlog, uri)]
+                  when "ssl" then open_ssl(parsed, backlog, uri, &note)
+                  else raise Error, "unsupported bind #{uri.inspect} (use tcp://HOST:PORT, " \
+                                    "ssl://HOST:PORT?cert=PATH&key=PATH or unix://PATH)"
+                  end
+      listeners.each(&:proxy_protocol!) if proxy
+      listeners
     rescue URI::InvalidURIError
       raise Error, "invalid bind URI #{uri.inspect}"
     end
@@ -77,26 +81,33 @@ module Spindle
     end
 
     # shown: the URI as the operator wrote it, for messages (URI#to_s turns
-    # unix:///x into unix:/x).
-    def self.open_tcp(uri, backlog, shown = uri.to_s)
+    # unix:///x into unix:/x). Each listener's uri names the address it
+    # listens on, so the start-up line shows every one; SERVER_NAME stays
+    # the host as written.
+    def self.open_tcp(uri, backlog, shown = uri.to_s, &note)
       host = uri.hostname.to_s.empty? ? "0.0.0.0" : uri.hostname
-      port = port_of(uri, shown)
-      server = TcpBind.open(host, port)
-      server.listen(backlog)
-      port = server.local_address.ip_port
-      shown = host.include?(":") ? "[#{host}]" : host
-      new(server, "tcp://#{shown}:#{port}", host, port.to_s)
+      bound = TcpBind.open(host, port_of(uri, shown))
+      bound.skipped.each { |address, error| note&.call(BindFailure.skipped(shown, address, error)) }
+      bound.sockets.map { |socket| listening(socket, host, backlog) }
     rescue SystemCallError, SocketError => e
-      server&.close
+      bound&.sockets&.each(&:close)
       raise Error, BindFailure.message(uri, shown, e)
+    end
+
+    def self.listening(socket, host, backlog)
+      socket.listen(backlog)
+      address = socket.local_address
+      ip = address.ipv6? ? "[#{address.ip_address}]" : address.ip_address
+      new(socket, "tcp://#{ip}:#{address.ip_port}", host, address.ip_port.to_s)
     end
 
     # The certificate and key are read before the port is bound, so a bad
     # file stops the boot with nothing half open.
-    def self.open_ssl(uri, backlog, shown = uri.to_s)
+    def self.open_ssl(uri, backlog, shown = uri.to_s, &note)
       tls = tls_context(uri, shown)
-      tcp = open_tcp(uri, backlog, shown)
-      new(tcp.io, tcp.uri.sub("tcp://", "ssl://"), tcp.server_name, tcp.server_port, tls: tls)
+      open_tcp(uri, backlog, shown, &note).map do |tcp|
+        new(tcp.io, tcp.uri.sub("tcp://", "ssl://"), tcp.server_name, tcp.server_port, tls: tls)
+      end
     end
 
     def self.tls_context(uri, shown)
@@ -105,10 +116,11 @@ module Spindle
     end
 
     # HUP rereads every ssl:// listener's certificate and key (a bad pair is
-    # logged and the old one kept): one Reopen action per listener, once per
-    # process tree (children inherit it across fork).
+    # logged and the old one kept): one Reopen action per certificate (the
+    # listeners of one bind share theirs), once per process tree (children
+    # inherit it across fork).
     def self.reload_tls_on_hup(listeners, log)
-      listeners.each { |listener| listener.tls&.reload_on_hup(log) }
+      listeners.filter_map(&:tls).uniq.each { |tls| tls.reload_on_hup(log) }
     end
 
     def self.open_unix(uri, backlog, shown = uri.to_s)

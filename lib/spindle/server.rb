@@ -9,7 +9,8 @@ require_relative "single_restart"
 require_relative "file_limit"
 require_relative "rails_check"
 require_relative "mn_threads_check"
-require_relative "metrics/single_process"
+require_relative "single_services"
+require_relative "config/cluster_only"
 require_relative "pid_file"
 require_relative "process_stats"
 require_relative "cpu_affinity"
@@ -24,8 +25,9 @@ module Spindle
   # Signals::SINGLE: TERM and INT drain (after --drain-delay: stop accepting,
   # let in-flight requests finish within shutdown_timeout), QUIT drains with
   # no limit, a second stop signal stops at once, USR2 restarts
-  # (SingleRestart). In
-  # cluster mode a Worker drives the same object with Signals::WORKER.
+  # (SingleRestart); SingleServices runs --metrics, --control and
+  # --worker-memory-limit beside it. In cluster mode a Worker drives the same
+  # object with Signals::WORKER.
   class Server
     class << self
       attr_accessor :warned_at_boot # see #warn_at_boot
@@ -56,7 +58,7 @@ module Spindle
     def bind
       inherited = SingleRestart.inherited_listeners if @restartable
       @listeners = inherited || Systemd::Activation.take.listeners_for(@config.binds) do |uri|
-        Listener.open(uri, backlog: @config.backlog)
+        Listener.open(uri, backlog: @config.backlog) { |skipped| @log.info("spindle: #{skipped}") }
       end
       @successor = !inherited.nil?
       Listener.reload_tls_on_hup(@listeners, @log)
@@ -89,15 +91,16 @@ module Spindle
       predecessor = SingleRestart.predecessor if @restartable
       @pid_file = PidFile.for(@config, @log)&.tap { |file| file.check!(predecessor: predecessor) }
       prepare
+      warn_cluster_only
       @notifier = Systemd::Notifier.from_env(@log)
       @restart = SingleRestart.new(@log, @listeners, command_line: @restartable, notifier: @notifier)
       install_signals(Signals::SINGLE)
-      @metrics = Metrics::SingleProcess.new(@config, @log, self).start(successor: @successor) if @config.metrics
+      @services = SingleServices.new(@config, @log, self, @restart).start(successor: @successor)
       announce_serving(predecessor)
       serve
       @log.info("spindle: stopped")
     ensure
-      @metrics&.close
+      @services&.close
       close_listeners(unlink: owns_socket_files?)
       @pid_file&.remove
     end
@@ -147,7 +150,7 @@ module Spindle
     # "connection: close" (tests, and operators, read it as "draining now").
     def drain(timeout)
       @draining.synchronize do
-        @metrics&.close if @restart&.handed_over? # the successor waits for the address
+        @services&.draining(handed_over: @restart&.handed_over?) # a successor waits for their addresses
         @restart&.stopping!
         @handler.stopping!
         @engine.stop
@@ -221,6 +224,12 @@ module Spindle
 
       Server.warned_at_boot = true
       messages.each { |message| @log.warn(message) }
+    end
+
+    # A process alone: the options that act on workers do nothing here, and
+    # say so (Config::ClusterOnly).
+    def warn_cluster_only
+      Config::ClusterOnly.warnings(@config).each { |line| @log.warn(line) }
     end
 
     def pin_to_cpu

@@ -4,21 +4,25 @@ require "socket"
 require "uri"
 require_relative "config"
 require_relative "listener"
+require_relative "side_endpoint/reception"
 
 module Spindle
   # A small listener beside the app's, served by threads of its own, never by
   # an engine: the control endpoint (Cluster::ControlServer) and the metrics
-  # endpoint (Metrics::Endpoint). One thread accepts; each client gets a
-  # thread (#session), at most max_clients at once; one past the cap is sent
-  # #busy at once and closed (#refuse). A stuck client therefore holds one
-  # slot, never the app, and a full app never holds these.
+  # endpoint (Metrics::Endpoint). One thread receives (Reception): it accepts,
+  # and reads every client's request without waiting on any one of them, at
+  # most WAITING clients at once (one more drops the longest waiting). A
+  # client whose request has arrived gets a thread (#session), at most
+  # max_clients at once; one past the cap is sent #busy and closed. A silent
+  # client therefore holds no thread and no other client's turn, a stuck one
+  # holds one slot, never the app, and a full app never holds these.
   #
-  # A subclass names itself (#kind, for messages) and defines #session and
-  # #busy; it may prepare a UNIX socket path (#prepare_unix_path) and create
-  # the socket private to its owner (#private_socket?).
+  # A subclass names itself (#kind, for messages), says what a request is
+  # (#request_shape), and defines #session and #busy; it may prepare a UNIX
+  # socket path (#prepare_unix_path) and create the socket private to its
+  # owner (#private_socket?).
   class SideEndpoint
-    ACCEPT_BACKOFF = 0.1 # seconds to wait when no descriptor is left, instead of spinning
-    LINGER = 0.1 # seconds a refused client has to finish sending before we close
+    WAITING = 64 # clients whose request has not all arrived
 
     # Public: the listening socket (a forked worker closes this, not #close,
     # which would unlink the socket file its parent still serves on), and
@@ -52,10 +56,11 @@ module Spindle
       end
     end
 
-    def initialize(uri, max_clients:)
+    def initialize(uri, max_clients:, waiting: WAITING)
       @name = uri # as the operator wrote it: URI#to_s turns unix:///x into unix:/x
       @parsed = parse_uri(uri)
       @max_clients = max_clients
+      @waiting = waiting
       @sessions = []
       @lock = Mutex.new
     end
@@ -64,14 +69,15 @@ module Spindle
     def start
       @io = listen
       @uri = bound_uri
-      @thread = Thread.new { accept_loop }
+      @reception = Reception.new(@io, request_shape, capacity: @waiting) { |*arrived| answer(*arrived) }
+      @thread = Thread.new { @reception.run }
       self
     end
 
     # Removes the socket file only if it is still ours: after a hot restart
     # the new master has created its own at the same path.
     def close
-      @thread&.kill
+      @thread&.kill&.join # the reception closes the clients still waiting
       @lock.synchronize { @sessions.dup }.each(&:kill)
       @io.close if @io && !@io.closed?
       File.unlink(@path) if @path && File.socket?(@path) && File.stat(@path).ino == @inode
@@ -127,56 +133,34 @@ module Spindle
       "tcp://#{host}:#{@io.local_address.ip_port}"
     end
 
-    def accept_loop
-      loop do
-        admit(@io.accept)
-      rescue Errno::ECONNABORTED, Errno::EPROTO, Errno::EINTR
-        next # the client gave up before we took it
-      rescue Errno::EMFILE, Errno::ENFILE, Errno::ENOBUFS, Errno::ENOMEM
-        sleep ACCEPT_BACKOFF
-      rescue IOError
-        break # closed
-      end
-    end
-
+    # A client whose request arrived (or whose time ran out) gets a session
+    # thread if one is free; else, or when the reception dropped it, #busy.
     # Holding the lock while starting the thread: its own removal from
     # @sessions waits until it has been added.
-    def admit(client)
-      @lock.synchronize do
-        return refuse(client) if @sessions.size >= @max_clients
+    def answer(client, outcome, bytes)
+      return turn_away(client) if outcome == :dropped
 
-        @sessions << Thread.new { serve(client) }
+      @lock.synchronize do
+        return turn_away(client) if @sessions.size >= @max_clients
+
+        @sessions << Thread.new { serve(client, outcome, bytes) }
       end
     end
 
-    def serve(client)
-      session(client)
+    def serve(client, outcome, bytes)
+      session(client, outcome, bytes)
     ensure
       @lock.synchronize { @sessions.delete(Thread.current) }
     end
 
-    # #busy writes what fits an empty socket buffer (a client that cannot
-    # take it loses it); the accept thread then waits at most LINGER.
-    def refuse(client)
+    # #busy writes what fits an empty socket buffer, never waiting. The
+    # request was read whole, so closing sends no reset over the answer.
+    def turn_away(client)
       busy(client)
-      linger(client)
     rescue SystemCallError, IOError
       nil
     ensure
       client.close
-    end
-
-    # Closing a socket with input not yet read sends a reset, which can
-    # discard the answer before the client reads it. So: stop writing, and
-    # read whatever the client still sends until it closes or LINGER passes.
-    def linger(client)
-      client.shutdown(Socket::SHUT_WR)
-      limit = Process.clock_gettime(Process::CLOCK_MONOTONIC) + LINGER
-      loop do
-        left = limit - Process.clock_gettime(Process::CLOCK_MONOTONIC)
-        return unless left.positive? && client.wait_readable(left)
-        return if client.read_nonblock(4096, exception: false).nil?
-      end
     end
   end
 end

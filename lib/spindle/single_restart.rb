@@ -53,6 +53,9 @@ module Spindle
       Thread.new(@successor) { |pid| watch(pid) }
     end
 
+    # Whether USR2 can restart this process (MemoryLimit asks before it does).
+    def command_line? = @command_line
+
     # The process drains: a successor that exits from now on changes nothing.
     def stopping! = @stopping = true
 

@@ -74,6 +74,30 @@ class ControlEndpointTest < SpindleIntegrationTest
     refute_match BACKTRACE, process.output
   end
 
-  private
+  # 1,000 silent clients kept spindlectl stats unanswered for 92 s: the
+  # accept thread gave each refused one 0.1 s in turn. spindlectl, which
+  # gives up at its --timeout, is answered while 200 of them hold
+  # connections, over a unix socket and over TCP.
+  def test_spindlectl_is_answered_while_200_silent_clients_hold_connections
+    start_cluster(APP, workers: 1)
+    wait_until("1 worker serving") { serving_workers.size == 1 }
+    silent = Array.new(200) { UNIXSocket.new(@control) }
+    out, status = Open3.capture2e(CTL, "--control", "unix://#{@control}", "--timeout", "10", "stats")
+    assert_equal 0, status.exitstatus, out
+    assert_match(/^master pid \d+/, out)
+  ensure
+    silent&.each(&:close)
+  end
 
+  def test_spindlectl_is_answered_over_tcp_while_200_silent_clients_hold_connections
+    port = free_port
+    spawn_server("-w", "1", "--control", "tcp://127.0.0.1:#{port}", "--control-token", "t", "-b", LOOPBACK, APP)
+    silent = Array.new(200) { TCPSocket.new("127.0.0.1", port) }
+    out, status = Open3.capture2e(CTL, "--control", "tcp://127.0.0.1:#{port}", "--token", "t", "--timeout", "10",
+                                  "--json", "stats")
+    assert_equal 0, status.exitstatus, out
+    assert JSON.parse(out).key?("master"), out
+  ensure
+    silent&.each(&:close)
+  end
 end

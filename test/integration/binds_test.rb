@@ -3,10 +3,12 @@
 require "json"
 require "tmpdir"
 require_relative "../support/spindle_process"
+require_relative "../support/systemd_helpers"
 
 # Listeners: several binds at once, IPv4, IPv6, UNIX sockets, -p; the start-up
 # line names the addresses actually bound.
 class BindsTest < SpindleIntegrationTest
+  include SystemdHelpers
   def setup
     @dir = Dir.mktmpdir("spb")
   end
@@ -71,12 +73,45 @@ class BindsTest < SpindleIntegrationTest
     assert_equal "x=1", echoed["query"]
   end
 
+  # tcp://localhost (rackup's and rails server's default host) bound only
+  # the first address the resolver gave: [::1] where glibc sorts it first,
+  # and curl http://127.0.0.1:3000 was refused. Both loopback addresses are
+  # bound, the start-up line names each, and a hot restart (USR2, alone or
+  # in a cluster) hands both sockets to the new process.
+  [[], %w[-w 1]].each do |mode|
+    define_method("test_localhost_is_both_loopback_addresses_across_a_hot_restart#{'_in_a_cluster' if mode.any?}") do
+      skip "this machine has no ::1 on lo: localhost is 127.0.0.1 alone here" unless ipv6_loopback?
+
+      port = free_port
+      process = spawn_server(*mode, "-b", "tcp://localhost:#{port}", app_path("systemd"))
+      assert_equal ["127.0.0.1", "::1"], process.binds.map(&:host).sort, process.start_line
+      before = process.binds.map { |bind| app_report(process, bind)["pid"] }
+      assert_equal [port], process.binds.map(&:port).uniq
+
+      process.signal(:USR2)
+      wait_until("the new process answers on both addresses") do
+        process.binds.all? { |bind| !before.include?(app_report(process, bind)["pid"]) }
+      end
+      process.binds.each { |bind| assert_equal bind.host, app_report(process, bind)["remote_addr"] }
+      wait_until("the previous process exits") { !process.alive? }
+      after = process.binds.map { |bind| app_report(process, bind)["pid"] }
+      assert_empty after & before
+      successor = mode.any? ? parent_of(after.first) : after.first
+      Process.kill(:TERM, successor)
+      wait_until("the new process exits") { gone?(successor) }
+    end
+  end
+
   private
 
   def send_get(process, bind)
     connection = connect(process, bind)
     connection.write(request("GET", "/bind"))
     connection.read_response
+  end
+
+  def parent_of(pid)
+    File.read("/proc/#{pid}/stat")[/\) \S+ (\d+)/, 1].to_i
   end
 
   def ipv6_loopback?

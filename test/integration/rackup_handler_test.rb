@@ -67,6 +67,18 @@ class RackupHandlerTest < Minitest::Test
     assert_hello(port)
   end
 
+  # Alone, past --worker-memory-limit a process restarts itself as USR2
+  # does; one started through rackup has no bin/spindle command line to
+  # rerun, so it says so at WARN, once, and serves on. (Every process is over
+  # 1 MiB; the limit was ignored without a word before.)
+  def test_rackup_memory_limit_alone_warns_that_it_cannot_restart
+    port = free_port
+    out = rackup("-o", "127.0.0.1", "-p", port.to_s, "-O", "WorkerMemoryLimit=1", APP)
+    line = wait_for_line(out, /cannot restart itself/)
+    assert_match(/\] WARN spindle: memory \d+ MiB \(USS\) is over --worker-memory-limit 1 MiB, and this process /, line)
+    assert_hello(port)
+  end
+
   def test_rackup_bind_option_replaces_host_and_port
     dir = Dir.mktmpdir("sph")
     out = rackup("-O", "Bind=unix://#{dir}/r.sock", APP)

@@ -138,6 +138,34 @@ class SocketActivationTest < SpindleIntegrationTest
     assert_match(%r{fd 3 \(tcp://127\.0\.0\.1:#{port}, name web\), which no bind asks for}, process.stderr)
   end
 
+  # `-l PORT` makes systemd listen on [::]:PORT; a bind of 0.0.0.0:PORT then
+  # tried to open its own socket first and failed "address already in use",
+  # though DEPLOY.md promises the error names the bind to add. The passed
+  # socket is checked first, and the error says which bind takes it.
+  def test_a_bind_on_the_sockets_port_but_another_address_is_told_which_bind_takes_it
+    port = free_port
+    process = socket_activate([port.to_s], ["-b", "tcp://0.0.0.0:#{port}", app_path("systemd")])
+    trigger = HttpClient.connect("127.0.0.1", port)
+    @connections << trigger
+    assert_equal 2, process.wait_for_exit&.exitstatus, process.output
+    refute_match(/already in use/, process.stderr)
+    assert_includes process.stderr, "fd 3 (tcp://[::]:#{port}), which no bind asks for: -b tcp://0.0.0.0:#{port} " \
+                                    "has its port on another address; bind -b tcp://[::]:#{port} instead"
+  end
+
+  # One bind, two sockets: tcp://localhost takes systemd's 127.0.0.1 and ::1
+  # sockets both (they were one taken, the other "no bind asks for").
+  def test_a_localhost_bind_takes_both_loopback_sockets
+    skip "this machine has no ::1 on lo" unless ipv6_loopback?
+
+    port = free_port
+    process = socket_activate(["127.0.0.1:#{port}", "[::1]:#{port}"],
+                              ["-b", "tcp://localhost:#{port}", app_path("systemd")])
+    first_request(process, port)
+    assert_equal ["tcp://127.0.0.1:#{port}", "tcp://[::1]:#{port}"], process.binds.map(&:uri)
+    process.binds.each { |bind| assert_equal process.pid, app_report(process, bind)["pid"] }
+  end
+
   def test_a_bind_naming_a_socket_systemd_did_not_pass_is_an_error
     port = free_port
     process = socket_activate(["127.0.0.1:#{port}"], ["-b", "tcp://127.0.0.1:#{port}?fdname=admin", app_path("systemd")],
@@ -149,6 +177,13 @@ class SocketActivationTest < SpindleIntegrationTest
   end
 
   private
+
+  def ipv6_loopback?
+    TCPServer.new("::1", 0).close
+    true
+  rescue SystemCallError, SocketError
+    false
+  end
 
   def master_of(pid)
     File.read("/proc/#{pid}/stat")[/\) \S+ (\d+)/, 1].to_i

@@ -44,6 +44,21 @@ class ControlServerTest < Minitest::Test
     assert_match(/unknown command "nope"/, exchange('{"command":"nope"}')["error"])
   end
 
+  def test_reopen_queues_hup
+    start_unix
+    assert_equal({ "ok" => "reopen" }, exchange('{"command":"reopen"}'))
+    assert_equal :HUP, @signals.pop
+  end
+
+  # A process alone refuses the commands that need workers, saying why, and
+  # queues nothing for them (SingleControl's table).
+  def test_a_command_the_table_refuses_is_answered_with_why
+    start_unix(commands: Spindle::Cluster::ControlSession::COMMANDS.merge("refork" => "a refork needs workers"))
+    assert_equal({ "error" => "a refork needs workers" }, exchange('{"command":"refork"}'))
+    assert_equal({ "ok" => "gc" }, exchange('{"command":"gc"}'))
+    assert_equal :GC, @signals.pop, "only the command the table takes reached the queue"
+  end
+
   def test_lines_that_are_not_json_objects_are_answered_and_the_endpoint_survives
     start_unix
     ["[]", "null", "1", '"stats"', "{bad", "", "\xff\xfe"].each do |line|
@@ -111,13 +126,38 @@ class ControlServerTest < Minitest::Test
     assert_equal :eof, read_reply(socket)
   end
 
+  # The cap counts clients being answered: two stats calls the master has
+  # not answered yet hold both places, and a third is told so.
   def test_clients_past_the_cap_are_told_the_endpoint_is_busy
-    server = start_unix(max_clients: 2)
+    @master.kill # stats calls wait for an answer that does not come
+    server = start_unix(max_clients: 2, limits: limits(reply_deadline: HANG))
     held = [connect, connect]
-    assert_match(/busy: 2 control clients/, exchange('{"command":"stats"}')["error"])
+    held.each { |socket| socket.write(%({"command":"stats"}\n)) }
+    wait_until("both held clients are being answered") { server.instance_variable_get(:@sessions).size == 2 }
+    assert_match(/busy: too many control clients/, exchange('{"command":"stats"}')["error"])
     held.each(&:close)
+    server.instance_variable_get(:@sessions).dup.each(&:kill) # their wait for the master would last HANG
     wait_until("the held clients' sessions ended") { server.instance_variable_get(:@sessions).empty? }
+    @master = Thread.new { run_master }
     assert_equal STATS, exchange('{"command":"stats"}')
+  end
+
+  # Silent clients used to take the session threads, and each one past them
+  # cost the accept thread 0.1 s: 1,000 of them kept stats unanswered for 92 s.
+  # They now wait without a thread, and the longest waiting give way to newer
+  # clients, so an operator's call is answered at once.
+  def test_an_operator_is_answered_while_hundreds_of_silent_clients_are_connected_over_unix
+    server = start_unix
+    silent = Array.new(200) { connect }
+    assert_equal STATS, exchange('{"command":"stats"}')
+    assert_operator server.instance_variable_get(:@reception).waiting, :<=, Spindle::SideEndpoint::WAITING
+    assert_match(/busy/, read_reply(silent.first)["error"], "the longest waiting silent client was let go")
+  end
+
+  def test_an_operator_is_answered_while_hundreds_of_silent_clients_are_connected_over_tcp
+    start_tcp
+    Array.new(200) { connect }
+    assert_equal STATS, exchange(%({"command":"stats","token":"#{TOKEN}"}))
   end
 
   def test_a_master_that_does_not_answer_gives_an_error_not_a_hang

@@ -40,7 +40,7 @@ class FiberAcceptTest < Minitest::Test
     SERVED.count = 0
     @config = Spindle::Config.new({})
     @log = Spindle::Log.new(out: StringIO.new, err: StringIO.new, quiet: true)
-    @listener = Spindle::Listener.open("tcp://127.0.0.1:0", backlog: 128)
+    @listener = Spindle::Listener.open("tcp://127.0.0.1:0", backlog: 128).first
   end
 
   def teardown

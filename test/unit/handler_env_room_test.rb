@@ -16,7 +16,7 @@ class HandlerEnvRoomTest < Minitest::Test
   REQUEST = "GET /a?b=1 HTTP/1.1\r\nHost: example.com\r\nUser-Agent: t\r\nAccept: */*\r\n\r\n"
 
   def setup
-    @listener = Spindle::Listener.open("tcp://127.0.0.1:0", backlog: 8)
+    @listener = Spindle::Listener.open("tcp://127.0.0.1:0", backlog: 8).first
     @client = TCPSocket.new("127.0.0.1", @listener.io.local_address.ip_port)
     @server = @listener.io.accept_nonblock.first
     config = Spindle::Config.new({})

@@ -29,7 +29,7 @@ class HybridBalanceTest < Minitest::Test
     # must not count as held by a request (FiberLoop#held?) here.
     @config = Spindle::Config.new(loops: LOOPS, stall_threshold: 30)
     @log = Spindle::Log.new(out: StringIO.new, err: StringIO.new, quiet: true)
-    @listener = Spindle::Listener.open("tcp://127.0.0.1:0", backlog: 128)
+    @listener = Spindle::Listener.open("tcp://127.0.0.1:0", backlog: 128).first
   end
 
   def teardown

@@ -14,7 +14,7 @@ class ListenerBindOptionsTest < Minitest::Test
   end
 
   def open(uri)
-    listener = Listener.open(uri, backlog: 8)
+    listener = Listener.open(uri, backlog: 8).first
     (@listeners ||= []) << listener
     listener
   end

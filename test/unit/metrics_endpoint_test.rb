@@ -80,24 +80,41 @@ class MetricsEndpointTest < Minitest::Test
     assert_equal 200, scrape("GET /metrics HTTP/1.1\r\n\r\n").first
   end
 
+  # The cap counts scrapes being answered: scrapes whose numbers have not
+  # come yet hold the places; silent clients hold none.
   def test_clients_past_the_cap_are_answered_busy_and_closed
+    gate = Queue.new
+    @source = -> { gate.pop }
     endpoint = start_tcp(max_clients: 2)
     held = [connect, connect]
-    wait_until("both held clients have a session") { endpoint.instance_variable_get(:@sessions).size == 2 }
+    held.each { |socket| socket.write("GET /metrics HTTP/1.1\r\n\r\n") }
+    wait_until("both held scrapes are being answered") { endpoint.instance_variable_get(:@sessions).size == 2 }
     assert_equal 503, scrape("GET /metrics HTTP/1.1\r\n\r\n").first
-    held.each(&:close)
-    wait_until("the held clients' sessions ended") { endpoint.instance_variable_get(:@sessions).empty? }
+    2.times { gate << TEXT }
+    held.each { |socket| assert_equal 200, read_response(socket).first }
+    wait_until("the held scrapes' sessions ended") { endpoint.instance_variable_get(:@sessions).empty? }
+    gate << TEXT
     assert_equal 200, scrape("GET /metrics HTTP/1.1\r\n\r\n").first
   end
 
   # A refused client's request may arrive just before the close: closing over
   # it would reset the connection and lose the 503 (up to 1 in 20 did, in bursts).
   def test_every_refused_client_reads_its_503
+    gate = Queue.new
+    @source = -> { gate.pop }
     endpoint = start_tcp(max_clients: 1)
-    connect
-    wait_until("the held client has a session") { endpoint.instance_variable_get(:@sessions).size == 1 }
+    connect.write("GET /metrics HTTP/1.1\r\n\r\n")
+    wait_until("the held scrape has a session") { endpoint.instance_variable_get(:@sessions).size == 1 }
     statuses = Array.new(1000) { scrape("GET /metrics HTTP/1.1\r\n\r\n").first }
     assert_equal [503], statuses.uniq
+  ensure
+    gate << TEXT
+  end
+
+  def test_a_scrape_is_answered_while_hundreds_of_silent_clients_are_connected
+    start_tcp
+    Array.new(200) { connect }
+    assert_equal 200, scrape("GET /metrics HTTP/1.1\r\n\r\n").first
   end
 
   def test_no_numbers_in_time_is_a_503

@@ -3,9 +3,10 @@
 require "test_helper"
 require "spindle/listener"
 
-# Listener::TcpBind: a host's addresses are tried in order, each in a socket
-# of its own family; only an address this machine cannot have moves on to the
-# next. Real sockets on loopback; 192.0.2.1 (TEST-NET-1) is never local.
+# Listener::TcpBind: every address a host names is bound, each in a socket of
+# its own family; only an address this machine cannot have is skipped, and
+# only while another binds. Real sockets on loopback; 192.0.2.1 (TEST-NET-1)
+# is never local.
 class TcpBindTest < Minitest::Test
   TcpBind = Spindle::Listener::TcpBind
 
@@ -15,24 +16,29 @@ class TcpBindTest < Minitest::Test
 
   def test_an_ipv6_address_gets_an_ipv6_socket
     skip "no IPv6 loopback here" unless ipv6_loopback?
-    socket = keep(TcpBind.first_bound([Addrinfo.tcp("::1", 0), Addrinfo.tcp("127.0.0.1", 0)]))
+    six, four = keep(TcpBind.bind_all([Addrinfo.tcp("::1", 0), Addrinfo.tcp("127.0.0.1", 0)]).sockets)
 
-    assert_equal "::1", socket.local_address.ip_address
-    assert_equal 1, socket.getsockopt(:IPV6, :V6ONLY).int
+    assert_equal "::1", six.local_address.ip_address
+    assert_equal 1, six.getsockopt(:IPV6, :V6ONLY).int
+    assert_equal "127.0.0.1", four.local_address.ip_address
+    assert_equal six.local_address.ip_port, four.local_address.ip_port, "port 0: one port for the name"
   end
 
-  def test_an_address_not_on_this_machine_moves_on_to_the_next
-    socket = keep(TcpBind.first_bound([Addrinfo.tcp("192.0.2.1", 0), Addrinfo.tcp("127.0.0.1", 0)]))
+  def test_an_address_not_on_this_machine_is_skipped_and_said
+    bound = TcpBind.bind_all([Addrinfo.tcp("192.0.2.1", 0), Addrinfo.tcp("127.0.0.1", 0)])
+    keep(bound.sockets)
 
-    assert_equal "127.0.0.1", socket.local_address.ip_address
+    assert_equal ["127.0.0.1"], bound.sockets.map { |s| s.local_address.ip_address }
+    assert_equal [["192.0.2.1", Errno::EADDRNOTAVAIL]], bound.skipped.map { |a, e| [a.ip_address, e.class] }
   end
 
   def test_a_port_in_use_is_raised_not_moved_past
-    taken = keep(TCPServer.new("127.0.0.1", 0))
+    taken = TCPServer.new("127.0.0.1", 0)
+    keep(taken)
     port = taken.local_address.ip_port
 
-    assert_raises(Errno::EADDRINUSE) do # 127.0.0.2, also loopback, is free on that port
-      keep(TcpBind.first_bound([Addrinfo.tcp("127.0.0.1", port), Addrinfo.tcp("127.0.0.2", port)]))
+    assert_raises(Errno::EADDRINUSE) do # 127.0.0.2, also loopback, is free on that port, and bound first
+      keep(TcpBind.bind_all([Addrinfo.tcp("127.0.0.2", port), Addrinfo.tcp("127.0.0.1", port)]).sockets)
     end
   end
 
@@ -41,24 +47,29 @@ class TcpBindTest < Minitest::Test
     assert_match(/192\.0\.2\.1 is not an address of this machine/, error.message)
   end
 
-  # Where /etc/hosts lists "::1 localhost" first (Debian's, and the Ruby 3.3
-  # lane's chroot), an IPv4 socket given ::1 failed to bind at all
-  # (EAFNOSUPPORT): rackup's default host broke the server.
-  def test_localhost_binds_its_first_address_of_this_machine
-    listener = Spindle::Listener.open("tcp://localhost:0", backlog: 8)
-    keep(listener.io)
-    first = Addrinfo.getaddrinfo("localhost", 0, nil, :STREAM).find { |a| bindable?(a) }
+  # glibc sorts ::1 before 127.0.0.1 (RFC 6724), so where /etc/hosts lists
+  # "::1 localhost" (Debian's, and the Ruby 3.3 lane's chroot) tcp://localhost
+  # bound [::1] alone and refused every client of 127.0.0.1. localhost is
+  # both loopback addresses, whatever /etc/hosts says.
+  def test_localhost_binds_both_loopback_addresses
+    notes = []
+    listeners = Spindle::Listener.open("tcp://localhost:0", backlog: 8) { |note| notes << note }
+    keep(listeners.map(&:io))
+    port = listeners.first.server_port
 
-    assert_equal first.ip_address, listener.io.local_address.ip_address
-    assert_equal "tcp://localhost:#{listener.server_port}", listener.uri
-    TCPSocket.new(first.ip_address, listener.server_port).close # it accepts there
+    assert_equal ["127.0.0.1", *("::1" if ipv6_loopback?)].sort, listeners.map { |l| l.io.local_address.ip_address }.sort
+    assert_equal [port], listeners.map(&:server_port).uniq, "one port for the name"
+    assert_equal ["localhost"], listeners.map(&:server_name).uniq
+    assert_includes listeners.map(&:uri), "tcp://127.0.0.1:#{port}"
+    listeners.each { |l| TCPSocket.new(l.io.local_address.ip_address, port).close } # each accepts
+    assert_empty notes if ipv6_loopback?
   end
 
   private
 
-  def keep(socket)
-    (@sockets ||= []) << socket
-    socket
+  def keep(sockets)
+    (@sockets ||= []).concat(sockets.is_a?(Array) ? sockets : [sockets])
+    sockets
   end
 
   def ipv6_loopback?
@@ -66,15 +77,5 @@ class TcpBindTest < Minitest::Test
     true
   rescue SystemCallError
     false
-  end
-
-  def bindable?(address)
-    socket = Socket.new(address.afamily, :STREAM)
-    socket.bind(address)
-    true
-  rescue SystemCallError
-    false
-  ensure
-    socket&.close
   end
 end

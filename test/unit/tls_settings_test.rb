@@ -9,7 +9,7 @@ class TlsSettingsTest < Minitest::Test
   include TlsFixture
 
   def test_opens_and_serves_the_pair
-    listener = Spindle::Listener.open(@files.bind, backlog: 8)
+    listener = Spindle::Listener.open(@files.bind, backlog: 8).first
     assert listener.tls?
     assert_match(%r{\Assl://127\.0\.0\.1:\d+\z}, listener.uri)
     assert_match(/cert=#{Regexp.escape(URI.encode_www_form_component(@files.path("cert.pem")))}/, listener.handover)
@@ -31,13 +31,13 @@ class TlsSettingsTest < Minitest::Test
       @files.bind(proxy_protocol: "true") => /proxy_protocol is not supported on ssl:\/\/ binds/,
       @files.bind(ciphers: "ALL") => /unknown parameter ciphers=/,
     }.each do |bind, message|
-      error = assert_raises(Spindle::Listener::Error, bind) { Spindle::Listener.open(bind, backlog: 8).close }
+      error = assert_raises(Spindle::Listener::Error, bind) { Spindle::Listener.open(bind, backlog: 8).each(&:close) }
       assert_match message, error.message
     end
   end
 
   def test_proxy_protocol_false_is_allowed
-    Spindle::Listener.open(@files.bind(proxy_protocol: "false"), backlog: 8).close
+    Spindle::Listener.open(@files.bind(proxy_protocol: "false"), backlog: 8).each(&:close)
   end
 
   def test_an_encrypted_key_is_refused_without_a_prompt

@@ -7,15 +7,20 @@ require_relative "../side_endpoint"
 
 module Spindle
   module Cluster
-    # One control client, served on its own thread: one request line in, one
-    # JSON line out, then the connection is closed. Every step is bounded, so a
-    # client that sends nothing, sends without end, sends garbage or vanishes
-    # costs one thread for a few seconds and MAX_LINE bytes, and nothing else:
-    # it cannot stop the endpoint, hold up other clients, or grow the master.
+    # One control client, served on its own thread once its request line has
+    # arrived (SideEndpoint::Reception reads it, bounded by max_line and
+    # read_deadline): one JSON line out, then the connection is closed. Every
+    # step is bounded, so a client that sends nothing, sends without end,
+    # sends garbage or vanishes costs a few seconds and max_line bytes, and
+    # nothing else: it cannot stop the endpoint, hold up other clients, or
+    # grow the master.
     class ControlSession
+      # A command's name => what is queued for it; a String instead refuses
+      # the command with that reason (SingleControl's, for those that need
+      # workers).
       COMMANDS = { "phased-restart" => :USR1, "hot-restart" => :USR2, "refork" => :REFORK,
                    "stop" => :TERM, "drain" => :QUIT, "gc" => :GC, "add-worker" => :TTIN,
-                   "remove-worker" => :TTOU }.freeze
+                   "remove-worker" => :TTOU, "reopen" => :HUP }.freeze
 
       # max_line: bytes a request may take, its newline included.
       # read_deadline: seconds from the connection to its complete request line.
@@ -63,18 +68,26 @@ module Spindle
       def self.now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
 
       # token_digest: SHA-256 of the token, or nil when none is required.
-      def initialize(socket, token_digest:, queue:, limits: LIMITS)
+      def initialize(socket, token_digest:, queue:, limits: LIMITS, commands: COMMANDS)
         @socket = socket
         @token_digest = token_digest
         @queue = queue
         @limits = limits
+        @commands = commands
       end
 
+      # What a request is to the reception: one line.
+      def self.request_shape(limits)
+        SideEndpoint::Reception::Shape.new(max_bytes: limits.max_line, seconds: limits.read_deadline,
+                                           complete: ->(bytes) { bytes.include?("\n") })
+      end
+
+      # outcome, bytes: how the request arrived (SideEndpoint::Reception).
       # Never raises: whatever the client does ends here, with the socket closed.
-      def run
-        outcome, line = read_request
+      def run(outcome, bytes)
         case outcome
-        when :line then write_reply(answer(line))
+        when :request then write_reply(answer(bytes.byteslice(0, bytes.index("\n"))))
+        when :eof then write_reply(answer(bytes)) # `nc` without a final newline
         when :too_long then write_reply(error("a request line is at most #{@limits.max_line} bytes"))
         when :timeout then write_reply(error("no request line within #{@limits.read_deadline}s"))
         end
@@ -86,27 +99,6 @@ module Spindle
 
       private
 
-      # [:line, text], [:too_long], [:timeout] or [:eof]. Reads at most
-      # max_line bytes, so a client streaming without a newline is cut off
-      # there instead of growing a buffer.
-      def read_request
-        buffer = String.new(encoding: Encoding::BINARY)
-        limit = ControlSession.now + @limits.read_deadline
-        loop do
-          newline = buffer.index("\n")
-          return [:line, buffer.byteslice(0, newline)] if newline
-          return [:too_long] if buffer.bytesize >= @limits.max_line
-
-          chunk = read_some(@limits.max_line - buffer.bytesize, limit)
-          return [:timeout] if chunk == :timeout
-          return buffer.empty? ? [:eof] : [:line, buffer] if chunk.nil? # `nc` without a final newline
-
-          buffer << chunk
-        end
-      end
-
-      def read_some(size, limit) = SideEndpoint.read_before(@socket, size, limit)
-
       # The line is parsed only to find the token: nothing is queued or asked
       # of the master before the token matches.
       def answer(line)
@@ -117,8 +109,9 @@ module Spindle
         command = request["command"]
         return ask(:stats) if command == "stats"
 
-        signal = COMMANDS[command]
+        signal = @commands[command]
         return error("unknown command #{command.inspect}") unless signal
+        return error(signal) if signal.is_a?(String)
 
         @queue.push(signal)
         { "ok" => command }

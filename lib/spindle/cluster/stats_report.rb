@@ -22,7 +22,7 @@ module Spindle
         children = @master.children.map { |c| child(c, durations) }
         workers = children.select { |c| WORKER_STATES.include?(c["state"]) }
         molds = children.select { |c| c["state"].start_with?("mold") }
-        { "master" => master_entry, "totals" => totals(workers, children), "workers" => workers,
+        { "mode" => "cluster", "master" => master_entry, "totals" => totals(workers, children), "workers" => workers,
           "mold" => molds.find { |c| c["state"] == "mold" } || molds.first }
       end
 

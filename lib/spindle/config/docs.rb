@@ -85,7 +85,8 @@ module Spindle
           ## Hooks
 
           Blocks the config file gives, run at moments of a cluster's life (`workers` of
-          1 or more; a single process runs none). Each hook may be given several times;
+          1 or more; a single process runs none, and warns at start for each one
+          given). Each hook may be given several times;
           its blocks run in the order given. An exception in `after_worker_fork` or
           `after_refork` fails that worker's boot; the master replaces it, with a growing
           delay.

@@ -13,7 +13,10 @@ module Spindle
     OPTIONS = [
       Option.new(name: :binds, default: -> { [] }, cli: "-b, --bind", arg: "URI",
                  doc: "Listen on URI: tcp://HOST:PORT (HOST an IPv4 address, an [IPv6] one, or a name, which binds " \
-                      "the first of its addresses this machine has: localhost is ::1 where /etc/hosts lists that first), " \
+                      "every address it resolves to, each on the same port, the start-up line naming each; " \
+                      "localhost is always both 127.0.0.1 and ::1, as clients such as curl try both " \
+                      "(glibc lists ::1 first whatever order /etc/hosts gives). An address this machine cannot " \
+                      "have, such as ::1 with IPv6 off, is skipped with a log line while another binds), " \
                       "unix://PATH, or " \
                       "ssl://HOST:PORT?cert=PATH&key=PATH[&ca=PATH&verify_mode=peer|force_peer] " \
                       "(TLS: docs/TLS.md). Repeat for several. PORT is 1-65535, or 0 for a free port the kernel picks. " \
@@ -171,12 +174,14 @@ module Spindle
                       "of the process, never moved. --no-cpu-affinity: never pin (docs/ENGINES.md). Linux."),
       Option.new(name: :worker_timeout, default: 60.0, cli: "--worker-timeout", arg: "SECONDS",
                  coerce: ->(v) { c.seconds(v, "worker_timeout") },
-                 doc: "Kill and replace a worker that has not booted, has not checked in, or " \
-                      "whose oldest request has run, for this long."),
+                 doc: "Cluster mode: kill and replace a worker that has not booted, has not checked in, or " \
+                      "whose oldest request has run, for this long. Alone (no -w) it does nothing, and " \
+                      "a warning at start says so."),
       Option.new(name: :refork_after, default: nil, cli: "--refork-after", arg: "N[,N2,...]",
                  coerce: ->(v) { c.count_list(v, "refork_after") },
-                 doc: "Refork from a warmed worker once a worker of generation g has served " \
-                      "the g-th count of requests (the last count repeats). Off by default."),
+                 doc: "Cluster mode: refork from a warmed worker once a worker of generation g has served " \
+                      "the g-th count of requests (the last count repeats). Off by default. Alone (no -w) " \
+                      "it does nothing, and a warning at start says so."),
       Option.new(name: :lean_heap, default: nil, cli: "--[no-]lean-heap",
                  coerce: ->(v) { v.nil? ? nil : c.boolean(v) },
                  doc: "Start Ruby with a lean object heap (RUBY_GC_HEAP_FREE_SLOTS_MIN_RATIO=0.02, " \
@@ -187,13 +192,17 @@ module Spindle
       Option.new(name: :worker_memory_limit, default: nil, cli: "--worker-memory-limit", arg: "MB",
                  coerce: ->(v) { c.positive_integer(v, "worker_memory_limit") },
                  doc: "Recycle a worker gracefully (replacement first) when its private " \
-                      "memory (USS) passes this many MiB."),
+                      "memory (USS) passes this many MiB. Alone (no -w), the process restarts itself " \
+                      "in place, as USR2 does; one started through rackup, which cannot, logs a " \
+                      "warning instead (docs/MEMORY.md)."),
       Option.new(name: :oob_gc_every, default: nil, cli: "--oob-gc", arg: "N",
                  coerce: ->(v) { c.positive_integer(v, "oob_gc_every") },
                  doc: "Run a full GC between requests, when none is in flight, every N requests."),
       Option.new(name: :control, default: nil, cli: "--control", arg: "URI",
-                 doc: "Cluster mode: control endpoint for bin/spindlectl: unix://PATH (mode 0600) " \
-                      "or tcp://HOST:PORT (then --control-token is required)."),
+                 doc: "Control endpoint for bin/spindlectl: unix://PATH (mode 0600) " \
+                      "or tcp://HOST:PORT (then --control-token is required). In cluster mode the " \
+                      "master serves it; alone, a thread of the process does, and the commands that " \
+                      "need workers are refused (docs/STATS.md)."),
       Option.new(name: :control_token, default: nil, cli: "--control-token", arg: "TOKEN",
                  doc: "The secret a TCP control client must send."),
       Option.new(name: :metrics, default: nil, cli: "--metrics", arg: "URI",

@@ -15,6 +15,17 @@ module Spindle
         "cannot bind #{shown}: #{reason(uri, error)}"
       end
 
+      # One address of a name skipped while others bound (TcpBind): said, so
+      # an operator who expected clients on it knows why none arrive.
+      # "tcp://localhost:3000: not listening on [::1]: IPv6 is off on this machine"
+      def skipped(shown, address, error)
+        ip = address.ipv6? ? "[#{address.ip_address}]" : address.ip_address
+        why = if error.is_a?(Errno::EADDRNOTAVAIL) then "not an address of this machine"
+              else "IPv#{address.ipv6? ? 6 : 4} is off on this machine (#{system_reason(error)})"
+              end
+        "#{shown}: not listening on #{ip}: #{why}"
+      end
+
       def reason(uri, error)
         case error
         when Errno::EADDRINUSE then "address already in use"

@@ -8,8 +8,9 @@ module Spindle
     # The listener of --metrics: tcp://HOST:PORT or unix://PATH, served by
     # threads of its own, never by the app's engine, so a slow or stuck scrape
     # never holds a request and a full app never holds a scrape. One thread
-    # accepts; each scrape gets a thread (Exchange), at most MAX_CLIENTS at
-    # once; one past the cap is answered 503 without waiting and closed.
+    # reads every request head (SideEndpoint::Reception); each scrape whose
+    # head has arrived gets a thread (Exchange), at most MAX_CLIENTS at once;
+    # one past the cap is answered 503 without waiting and closed.
     class Endpoint < SideEndpoint
       MAX_CLIENTS = 4
       BUSY = "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\ncontent-length: 5\r\n" \
@@ -26,8 +27,10 @@ module Spindle
 
       def kind = "metrics endpoint"
 
-      def session(client)
-        Exchange.new(client, source: @source, limits: @limits).run
+      def request_shape = Exchange.request_shape(@limits)
+
+      def session(client, outcome, head)
+        Exchange.new(client, source: @source, limits: @limits).run(outcome, head)
       end
 
       def busy(client)

@@ -10,9 +10,10 @@ module Spindle
     # One scrape on its own connection: a request head in, one response out,
     # then the connection is closed. This is not the app's HTTP server and
     # knows just enough HTTP/1.x for a scraper: `GET /metrics` (or HEAD), any
-    # query string ignored. Every step is bounded, so a client that sends
-    # nothing, sends without end or reads nothing costs one thread for a few
-    # seconds and MAX_HEAD bytes at most.
+    # query string ignored. The head is read before this starts
+    # (SideEndpoint::Reception, bounded by max_head and read_deadline).
+    # Every step is bounded, so a client that sends nothing, sends without
+    # end or reads nothing costs a few seconds and max_head bytes at most.
     class Exchange
       # max_head: bytes the request head may take. read_deadline: seconds from
       # the connection to the end of the head. write_deadline: seconds the
@@ -45,11 +46,17 @@ module Spindle
         @limits = limits
       end
 
+      # What a request is to the reception: a head, through its blank line.
+      def self.request_shape(limits)
+        SideEndpoint::Reception::Shape.new(max_bytes: limits.max_head, seconds: limits.read_deadline,
+                                           complete: ->(bytes) { bytes.match?(HEAD_END) })
+      end
+
+      # outcome, head: how the request arrived (SideEndpoint::Reception).
       # Never raises: whatever the client does ends here, with the socket closed.
-      def run
-        outcome, head = read_head
+      def run(outcome, head)
         case outcome
-        when :head then respond(head)
+        when :request then respond(head)
         when :too_long then reply(431, "a request head is at most #{@limits.max_head} bytes\n")
         when :timeout then reply(408, "no complete request head within #{@limits.read_deadline}s\n")
         end
@@ -73,22 +80,6 @@ module Spindle
       end
 
       private
-
-      # [:head, text], [:too_long], [:timeout] or [:eof].
-      def read_head
-        buffer = String.new(encoding: Encoding::BINARY)
-        limit = Exchange.now + @limits.read_deadline
-        loop do
-          return [:head, buffer] if buffer.match?(HEAD_END)
-          return [:too_long] if buffer.bytesize >= @limits.max_head
-
-          chunk = read_some(@limits.max_head - buffer.bytesize, limit)
-          return [chunk] if chunk == :timeout
-          return [:eof] if chunk.nil?
-
-          buffer << chunk
-        end
-      end
 
       def read_some(size, limit) = SideEndpoint.read_before(@socket, size, limit)
 

@@ -12,7 +12,7 @@ module Spindle
     # (which process they are for) and LISTEN_FDNAMES (FileDescriptorName=,
     # colon separated) in the environment.
     #
-    # Each -b bind takes the inherited socket with the same address (and, when
+    # Each -b bind takes the inherited sockets with its addresses (or, when
     # the bind says ?fdname=NAME, the one of that name); binds no socket
     # matches are opened as usual. A socket no bind asks for is a start-up
     # error naming it: serving on an address the operator did not list, or
@@ -56,21 +56,25 @@ module Spindle
 
       def empty? = @passed.empty?
 
-      # The listeners for binds, in their order: the inherited socket when one
-      # matches, else opened by open (a block: uri -> Listener). Raises
-      # Listener::Error for a named socket that is missing or has another
-      # address, and for an inherited socket no bind took.
+      # The listeners for binds, in their order: the inherited sockets when
+      # any match, else those open (a block: uri -> [Listener]) makes. Every
+      # passed socket is matched to a bind before anything is opened: one no
+      # bind asks for is then reported as such, not as the "address already
+      # in use" a bind on its port would meet. Raises Listener::Error for a
+      # named socket that is missing or has another address, and for an
+      # inherited socket no bind took.
       def listeners_for(binds, &open)
         left = @passed.dup
-        listeners = binds.map do |uri|
-          found = claim(uri, left)
-          found ? adopt_for(uri, found.listener) : open.call(uri)
+        claims = binds.map { |uri| claim(uri, left) }
+        refuse_unclaimed(left, binds)
+        listeners = []
+        binds.zip(claims) do |uri, found|
+          listeners.concat(found.empty? ? open.call(uri) : found.map { |p| adopt_for(uri, p.listener) })
         end
-        refuse_unclaimed(left)
         listeners
       rescue Listener::Error
-        (listeners || []).each { |l| l.close(unlink: false) }
-        left&.each { |p| p.listener.close(unlink: false) }
+        listeners&.each { |l| l.close(unlink: false) }
+        @passed.each { |p| p.listener.close(unlink: false) }
         raise
       end
 
@@ -87,11 +91,15 @@ module Spindle
         Listener.proxy_protocol?(parsed, uri) ? listener.proxy_protocol! : listener
       end
 
+      # The passed sockets a bind takes: the one it names (?fdname=), else
+      # every one with an address of the bind (tcp://localhost can take
+      # both 127.0.0.1 and ::1). A bind that takes any opens nothing itself:
+      # the .socket unit says where to listen.
       def claim(uri, left)
         parsed = URI.parse(uri)
         name = URI.decode_www_form(parsed.query.to_s).to_h["fdname"]
-        found = name ? named(uri, name, left) : left.find { |p| same_address?(parsed, p.listener) }
-        left.delete(found)
+        found = name ? [named(uri, name, left)] : left.select { |p| same_address?(parsed, p.listener) }
+        found.each { |p| left.delete(p) }
       rescue URI::InvalidURIError
         raise Listener::Error, "invalid bind URI #{uri.inspect}"
       end
@@ -104,11 +112,24 @@ module Spindle
         raise Listener::Error, "bind #{uri} names the socket #{name}, but that is #{found.listener.uri}"
       end
 
-      def refuse_unclaimed(left)
+      def refuse_unclaimed(left, binds)
         return if left.empty?
 
+        passed = left.first.listener.uri
         raise Listener::Error, "socket activation passed #{left.map(&:describe).join(', ')}, " \
-                               "which no bind asks for: add -b #{left.first.listener.uri} or remove it from the .socket unit"
+                               "which no bind asks for: #{remedy(passed, binds)}"
+      end
+
+      # A bind on the socket's port but another address (-b tcp://0.0.0.0:80
+      # for systemd's [::]:80) is the likely mistake: name it, and the bind
+      # that takes the socket instead.
+      def remedy(passed, binds)
+        port = URI.parse(passed).port
+        near = binds.find { |uri| port && URI.parse(uri).then { |b| b.scheme != "unix" && b.port == port } }
+        return "add -b #{passed} or remove it from the .socket unit" unless near
+
+        "-b #{near} has its port on another address; bind -b #{passed} instead (the socket's address), " \
+          "or change the .socket unit"
       end
 
       # Addresses compare resolved: tcp://localhost:80 is 127.0.0.1:80.
@@ -125,7 +146,7 @@ module Spindle
         return false unless parsed.port == address.ip_port
 
         host = parsed.hostname.to_s.empty? ? "0.0.0.0" : parsed.hostname
-        Addrinfo.getaddrinfo(host, nil, nil, :STREAM).any? { |a| a.ip_address == address.ip_address }
+        Listener::TcpBind.addresses(host, parsed.port).any? { |a| a.ip_address == address.ip_address }
       rescue SocketError
         false
       end

@@ -1,0 +1,47 @@
+# frozen_string_literal: true
+
+require_relative "single_stats"
+require_relative "metrics/single_process"
+require_relative "single_control"
+require_relative "memory_limit"
+
+module Spindle
+  # What a process serving alone runs beside its engine, each on threads of
+  # its own: --metrics, --control and --worker-memory-limit, as a cluster's
+  # master runs them for its workers. One stats source serves the first two.
+  class SingleServices
+    # restart: the process's SingleRestart.
+    def initialize(config, log, server, restart)
+      stats = SingleStats.new(config, server, log)
+      @metrics = Metrics::SingleProcess.new(config, log, stats) if config.metrics
+      @control = SingleControl.new(config, stats) if config.control
+      @memory = MemoryLimit.new(config.worker_memory_limit, log, restart) if config.worker_memory_limit
+    end
+
+    # Raises Listener::Error when an endpoint cannot listen. successor: this
+    # process was started by a USR2 and waits for its predecessor's addresses.
+    def start(successor:)
+      @metrics&.start(successor: successor)
+      @control&.start(successor: successor)
+      @memory&.start
+      self
+    end
+
+    # The process drains. Handing over to a successor, it lets the
+    # endpoints' addresses go: the successor waits for them. Otherwise they
+    # keep answering (stats during a long drain) until the process exits.
+    def draining(handed_over:)
+      @memory&.stop
+      return unless handed_over
+
+      @metrics&.close
+      @control&.close
+    end
+
+    def close
+      @memory&.stop
+      @metrics&.close
+      @control&.close
+    end
+  end
+end
