@@ -137,8 +137,10 @@ module Spindle
       "#{Log.escape(env['REQUEST_METHOD'].to_s)} #{Log.escape("#{env['SCRIPT_NAME']}#{env['PATH_INFO']}")}"
     end
 
-    # A request the parser refused: its status, and the connection closes.
+    # A request the parser refused: its status, and the connection closes
+    # (lingering: the rest of the request may be on its way).
     def refuse(conn, error)
+      conn.refused!
       text = "#{error.message}\n"
       @writer.write_simple(conn, error.status, text)
       # No request to describe: the access log says what was answered.
