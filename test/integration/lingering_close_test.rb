@@ -87,13 +87,15 @@ class LingeringCloseTest < SpindleIntegrationTest
   private
 
   # Writes bytes from a thread of its own while the test reads, as a
-  # pipelining client does. A reset ends the write early: the test's reads
-  # say what it cost.
+  # pipelining client does. A reset ends the write early: the thread's
+  # value is then the error, which the write reports if it sees the reset
+  # before the reads do.
   def send_behind(connection, bytes)
     writer = Thread.new do
       connection.write(bytes, deadline: 30)
-    rescue Errno::EPIPE, Errno::ECONNRESET, IOError
-      nil
+      :written
+    rescue Errno::EPIPE, Errno::ECONNRESET, IOError => e
+      e.class
     end
     @writers << writer
     writer
@@ -111,10 +113,14 @@ class LingeringCloseTest < SpindleIntegrationTest
     @writers.each { |writer| writer.join(HttpClient::DEFAULT_DEADLINE) }
   end
 
+  # Read and written alike: the server drops what it no longer reads, so
+  # the client's write ends too.
   def assert_ends_with_end_of_stream(connection)
     assert_equal "", connection.read_until_eof, "nothing should follow the last response"
     refute connection.reset?, "the connection should end with an end of stream, not a reset " \
                               "(which discards responses the client has not read yet)"
+    assert_equal [:written], @writers.map { |writer| writer.join(HttpClient::DEFAULT_DEADLINE)&.value },
+                 "the client's writes should all be taken (read and dropped), none reset"
   end
 end
 
