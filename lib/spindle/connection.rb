@@ -46,7 +46,8 @@ module Spindle
       @requests = 0
       # Accepted: idle until a byte arrives.
       @marks = Engine::Deadlines::Marks.new(nil, nil, nil, Process.clock_gettime(Process::CLOCK_MONOTONIC))
-      @continue_sent = @request_started = @response_started = @hijacked = @waiting = false
+      @continue_sent = @request_started = @response_started = @hijacked = @waiting = @refused = false
+      @linger_left = @linger_ends = nil
     end
 
     # Parses what has been read. :complete when a whole request is in, else
@@ -143,6 +144,47 @@ module Spindle
     end
 
     def hijacked? = @hijacked
+
+    # An error response (400, 408, 413, 431 ...) answered a request before
+    # it was read whole: the client may still be sending it, so the close
+    # lingers (Engine::LingeringClose) whatever is in hand.
+    def refused! = @refused = true
+    def refused? = @refused
+
+    # Lingering close (Engine::LingeringClose): bytes it may still read and
+    # drop (nil while the connection does not linger), and when it ends at
+    # the latest (monotonic).
+    attr_accessor :linger_left
+    attr_reader :linger_ends
+
+    def lingering? = !@linger_left.nil?
+
+    # Begins a lingering close: no request is read from here on (what is
+    # buffered is dropped), the write side is shut down (the client reads
+    # the end of the responses, then end of stream), and up to bytes more
+    # input may be dropped by #discard_input until ends.
+    def stop_reading(bytes, ends)
+      @linger_left = bytes
+      @linger_ends = ends
+      @input.discard
+      release_read_buffer
+      @io.close_write # TLS: its close_notify first (TLS::Socket#close_write)
+    rescue IOError, SystemCallError
+      nil # the client is gone: the next read says so
+    end
+
+    # Reads what the client sent and drops it, without waiting: the number
+    # of bytes dropped, :wait, or :eof (end of stream, reset, closed). The
+    # socket's own bytes: a TLS connection's records go undecrypted (no
+    # response follows, and a TLS read could have to write).
+    def discard_input
+      got = @io.to_io.read_nonblock(READ_SIZE, @buffer, exception: false)
+      return :wait if got == :wait_readable
+
+      got ? got.bytesize : :eof
+    rescue IOError, SystemCallError
+      :eof
+    end
 
     # Frees the buffers at once (see HTTP::ReadBuffer) and closes.
     def close

@@ -135,8 +135,10 @@ module Spindle
     # stop: its method and path, escaped, never its body (RequestName).
     def self.describe(env) = RequestName.method_and_path(env)
 
-    # A request the parser refused: its status, and the connection closes.
+    # A request the parser refused: its status, and the connection closes
+    # (lingering: the rest of the request may be on its way).
     def refuse(conn, error)
+      conn.refused!
       text = "#{error.message}\n"
       @writer.write_simple(conn, error.status, text)
       # No request to describe: the access log says what was answered.

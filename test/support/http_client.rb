@@ -90,6 +90,7 @@ module HttpClient
       @socket = socket
       @buffer = String.new(encoding: Encoding::BINARY)
       @eof = false
+      @reset = false
     end
 
     def write(bytes, deadline: DEFAULT_DEADLINE)
@@ -192,6 +193,13 @@ module HttpClient
       @eof
     end
 
+    # True when the connection ended with a reset (ECONNRESET), which
+    # discards what the peer sent and this side had not read yet, rather
+    # than with an end of stream.
+    def reset?
+      @reset
+    end
+
     def close
       @socket.close unless @socket.closed?
     end
@@ -229,8 +237,9 @@ module HttpClient
           return
         end
       end
-    rescue Errno::ECONNRESET, Errno::EPIPE
+    rescue Errno::ECONNRESET, Errno::EPIPE => e
       @eof = true
+      @reset = e.is_a?(Errno::ECONNRESET)
     end
 
     def read_line(limit)

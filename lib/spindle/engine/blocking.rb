@@ -78,10 +78,11 @@ module Spindle
           outcome = @handler.serve(conn)
           return @selection.forget(conn) if outcome == :hijacked
           return finish_output(conn, outcome) if conn.outbox.pending?
-          return @selection.drop(conn) if outcome == :close
+          return @selection.retire(conn) if outcome == :close
           break unless conn.buffered? # nothing more yet: the selector will say when
         end
         return @selection.forget(conn) if state == :closed
+        return @selection.retire(conn) if state == :refused
 
         @deadlines.renew(conn)
         @selection.drop(conn) if @stopping && @deadlines.closable_when_draining?(conn)

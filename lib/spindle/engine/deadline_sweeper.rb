@@ -20,11 +20,13 @@ module Spindle
       INTERVAL = 0.25
 
       # connections: Connection => the Async::Task serving it; writer: what
-      # words a 408.
-      def initialize(connections, deadlines, writer)
+      # words a 408; retire: what takes a connection once its 408 is written
+      # (its close lingers: FiberLoop#retire_apart).
+      def initialize(connections, deadlines, writer, retire = nil)
         @connections = connections
         @deadlines = deadlines
         @writer = writer
+        @retire = retire
         @draining = false
       end
 
@@ -58,7 +60,7 @@ module Spindle
       end
 
       def expire(conn, task)
-        Timeouts.stop_and_expire(conn, task, @writer)
+        Timeouts.stop_and_expire(conn, task, @writer, @retire)
       end
     end
   end

@@ -15,6 +15,7 @@ require_relative "fiber_admission"
 require_relative "outbox"
 require_relative "deadlines"
 require_relative "inbox"
+require_relative "lingering_close"
 
 module Spindle
   module Engine
@@ -80,7 +81,7 @@ module Spindle
           @connection_ended = Async::Condition.new
           @root = task
           @detector = StallDetector.new(@log, @config.stall_threshold).start(task)
-          sweeper = DeadlineSweeper.new(@connections, @deadlines, @handler.writer).start(task)
+          sweeper = DeadlineSweeper.new(@connections, @deadlines, @handler.writer, method(:retire_apart)).start(task)
           acceptors = @listeners.map { |listener| task.async { accept_loop(listener) } }
           acceptors << task.async { @inbox.each { |socket, listener| start(socket, listener) } } if @inbox
           @wake_r.wait_readable
@@ -208,8 +209,9 @@ module Spindle
           outcome = @handler.serve(conn)
           @served_at = Process.clock_gettime(Process::CLOCK_MONOTONIC) if @inbox
           return if outcome == :hijacked
+          return retire(conn) unless outcome == :keep_alive
           # This fiber writes what a slow reader has not taken yet (Outbox#finish).
-          return conn.close unless conn.outbox.finish && outcome == :keep_alive
+          return conn.close unless conn.outbox.finish
 
           turns = conn.buffered? ? turns + 1 : 0 # not buffered: read_next yields first
           if turns == TURNS
@@ -217,6 +219,33 @@ module Spindle
             turns = 0
           end
           state = @reader.read_next(conn)
+        end
+        retire(conn) if state == :refused
+      end
+
+      # In conn's own fiber, which serves no request any more: its responses
+      # go out (Outbox#finish), then its close lingers while the client may
+      # still be sending (LingeringClose), this fiber waiting for the input
+      # to drop. The wait has its own deadline, not the DeadlineSweeper's: a
+      # close that lingers must end even once the sweeper has stopped.
+      def retire(conn)
+        state = conn.outbox.finish ? LingeringClose.start(conn) : :close
+        state = LingeringClose.drain(conn) while state == :linger && LingeringClose.wait(conn)
+      ensure
+        conn.close
+      end
+
+      # After a 408 (Timeouts.expire) from the DeadlineSweeper, which
+      # stopped conn's fiber: a fiber of its own retires conn, in the loop's
+      # table meanwhile, so that it counts towards the cap and a drain waits
+      # for it (within the linger's bounds).
+      def retire_apart(conn)
+        @root.async do |task|
+          @connections[conn] = task
+          retire(conn)
+        ensure
+          @connections.delete(conn)
+          @connection_ended.signal
         end
       end
 

@@ -12,7 +12,7 @@ module Spindle
       def initialize(selection)
         @selection = selection
         @kept = Thread::Queue.new # :keep_alive: read the next request
-        @closing = Thread::Queue.new # :close, with a response a slow reader still owes
+        @closing = Thread::Queue.new # :close: a response a slow reader still owes, or a lingering close
       end
 
       # Connections posted and not taken yet.

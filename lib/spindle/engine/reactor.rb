@@ -10,8 +10,9 @@ module Spindle
     # request leaves the selector for the ThreadPool's queue. Between
     # selects it takes back, from the Mailbox, the connections a pool thread
     # could not park (Park): keep-alive ones are watched for their next
-    # request, and a response whose end a slow reader has not taken yet is
-    # written here, then its outcome acted on. It also takes back parked
+    # request, a response whose end a slow reader has not taken yet is
+    # written here, then its outcome acted on, and a close that lingers
+    # (LingeringClose) is watched here until it ends. It also takes back parked
     # connections idle for Park::RECALL_AFTER, and all of them at the stop
     # and at the connection cap (#make_room).
     #
@@ -64,12 +65,14 @@ module Spindle
           @pool << conn
         when :incomplete then @deadlines.renew(conn)
         when :closed then @selection.forget(conn)
+        when :refused then @selection.retire(conn)
         end
       end
 
       def between_turns(stopping)
         @mailbox.take do |conn, outcome|
           next @selection.watch_output(conn, outcome) if conn.outbox.pending?
+          next @selection.retire(conn) if outcome == :close # its close lingers (Threads#retire)
           next conn.close if stopping && @deadlines.closable_when_draining?(conn)
 
           @selection.watch(conn)

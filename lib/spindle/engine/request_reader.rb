@@ -20,9 +20,10 @@ module Spindle
       end
 
       # :complete when a request is ready to serve; :closed when the connection
-      # was closed instead (end of stream, refused input). A complete request
-      # waits while the process's output budget is spent: its app call would
-      # add a response to what slow readers already hold.
+      # was closed instead (end of stream), :refused when its input was (see
+      # #poll). A complete request waits while the process's output budget is
+      # spent: its app call would add a response to what slow readers already
+      # hold.
       def read(conn)
         while true # not `loop`: no block frame and StopIteration rescue per request
           state = poll(conn)
@@ -48,7 +49,9 @@ module Spindle
       end
 
       # Parses what has already arrived, without waiting: :complete,
-      # :incomplete (more is to come) or :closed.
+      # :incomplete (more is to come), :closed, or :refused (answered with an
+      # error status and still open: the caller retires it, lingering, since
+      # the rest of the request may be on its way; see LingeringClose).
       def poll(conn)
         return :complete if conn.buffered? && conn.advance == :complete
 
@@ -61,7 +64,7 @@ module Spindle
         end
       rescue HTTP::ParseError => e
         @handler.refuse(conn, e)
-        close(conn)
+        :refused
       rescue HTTP::ProxyHeader::Error => e
         @handler.refuse_proxy_header(conn, e) # no HTTP answer: the peer speaks no PROXY
         close(conn)

@@ -3,6 +3,7 @@
 require "nio"
 require_relative "timeouts"
 require_relative "eviction"
+require_relative "lingering_close"
 
 module Spindle
   module Engine
@@ -37,6 +38,7 @@ module Spindle
         @accepting = false
         @next_expiry = 0
         @full_until = 0
+        @retire = method(:retire) # a 408's lingering close (Timeouts.expire)
       end
 
       def size = @conns.size
@@ -81,7 +83,8 @@ module Spindle
 
       # Writes what conn's outbox holds. True when the response is done and
       # conn is watched for its next request again; false while it waits for
-      # the client, or when it was closed (client gone, or :close outcome).
+      # the client, or when it was closed (client gone) or retired (:close
+      # outcome).
       def flush(conn)
         case conn.outbox.flush_nonblock
         when :wait
@@ -90,13 +93,38 @@ module Spindle
         when :done
           outcome = @outcomes[conn]
           forget(conn)
-          if outcome == :keep_alive
-            watch(conn)
-            return true
-          end
+          return retire(conn) unless outcome == :keep_alive
+
+          watch(conn)
+          return true
         end
         drop(conn)
         false
+      end
+
+      # conn is to close once its responses are out (a :close outcome, a
+      # refused request, a 408): the rest of the output is written first
+      # (#watch_output), then the close lingers while the client may still
+      # be sending (LingeringClose), watched here for its input until then.
+      # Takes conn whether or not it is watched; one that lingers already (a
+      # pool thread began it) is only watched. False: conn reads no request.
+      def retire(conn)
+        forget(conn)
+        if conn.outbox.pending?
+          watch_output(conn, :close)
+        elsif conn.lingering? || LingeringClose.start(conn) == :linger
+          @selector.register(conn.io, :r).value = conn
+          @conns[conn.io] = conn
+        else
+          conn.close
+        end
+        false
+      end
+
+      # A lingering connection's client sent more, or closed its side: what
+      # came is dropped, and conn closed once its client is done.
+      def linger_on(conn)
+        drop(conn) if LingeringClose.drain(conn) == :close
       end
 
       def forget(conn)
@@ -109,9 +137,10 @@ module Spindle
       # After a read on a TLS connection still watched for its request: a
       # read that must write first (a handshake or key update the client is
       # slow to take) waits for room to write, since no byte will come until
-      # the client has what we owe; once the read went through, for bytes again.
+      # the client has what we owe; once the read went through, for bytes
+      # again. Not once its close lingers: that reads the socket itself.
       def follow_tls(conn)
-        return unless @conns[conn.io].equal?(conn) && !@outcomes.key?(conn)
+        return unless @conns[conn.io].equal?(conn) && !@outcomes.key?(conn) && !conn.lingering?
 
         wants_write = conn.io.wants_write?
         return if wants_write == @tls_writing.key?(conn)
@@ -130,8 +159,8 @@ module Spindle
       # often, not after every select (a scan costs one step per connection).
       EXPIRY_INTERVAL = 0.25
 
-      # Closes what missed its deadline (408 mid-request); when draining, idle
-      # keep-alive connections at once.
+      # Closes what missed its deadline (408 mid-request, then a lingering
+      # close); when draining, idle keep-alive connections at once.
       def expire(draining)
         now = Process.clock_gettime(Process::CLOCK_MONOTONIC) # after every select: no Timeouts.now frames
         return if now < @next_expiry && !draining
@@ -141,7 +170,7 @@ module Spindle
           next unless @deadlines.expired?(conn, now, draining)
 
           forget(conn)
-          Timeouts.expire(conn, @writer)
+          Timeouts.expire(conn, @writer, @retire)
         end
       end
 

@@ -109,8 +109,10 @@ module Spindle
       # the client sent next.
       #
       # A TLS read may have had to write first (TLS::Socket#wants_write?):
-      # the selection then watches for room to write until it could.
+      # the selection then watches for room to write until it could. A
+      # connection whose close lingers only has its input dropped.
       def ready(conn)
+        return @selection.linger_on(conn) if conn.lingering?
         return if conn.outbox.pending? && !(@selection.flush(conn) && conn.buffered?)
 
         @strategy.readable(conn)

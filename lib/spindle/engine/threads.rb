@@ -7,6 +7,7 @@ require_relative "thread_pool"
 require_relative "park"
 require_relative "turns"
 require_relative "request_reader"
+require_relative "lingering_close"
 require_relative "deadlines"
 require_relative "output_budget"
 require_relative "../cpu_affinity"
@@ -113,7 +114,7 @@ module Spindle
           turns.served
           return if outcome == :hijacked
           return @mailbox.post(conn, outcome) if conn.outbox.pending? # the reactor writes the rest
-          return conn.close if outcome == :close
+          return retire(conn) if outcome == :close
           return between_requests(conn) unless (came = next_request(conn))
           # Others wait for a thread: conn's next request goes behind them,
           # so a client that keeps sending cannot keep a thread.
@@ -122,7 +123,7 @@ module Spindle
         requeue(conn, came)
       rescue HTTP::ParseError => e
         @handler.refuse(conn, e)
-        conn.close
+        retire(conn)
       rescue StandardError => e
         @log.exception(e, "connection failed")
         conn.close
@@ -136,8 +137,20 @@ module Spindle
         case @reader.poll(conn)
         when :complete then return true
         when :incomplete then between_requests(conn)
+        when :refused then retire(conn)
         end
         false # :closed: the reader closed it
+      end
+
+      # conn is to close once its responses are out. The close is begun
+      # here (LingeringClose): when the client sends nothing more, the common
+      # case, it closes at once; while it may still be sending, the reactor
+      # watches it until it is done, and no pool thread waits on it. So
+      # does a response whose end the client has not taken yet.
+      def retire(conn)
+        return @mailbox.post(conn, :close) if conn.outbox.pending? || LingeringClose.start(conn) == :linger
+
+        conn.close
       end
 
       # conn owes nothing and holds no complete request: parked when it is a

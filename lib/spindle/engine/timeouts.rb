@@ -15,20 +15,28 @@ module Spindle
 
       def now = Deadlines.now
 
-      # writer: the HTTP::ResponseWriter that words the 408.
-      def expire(conn, writer)
-        writer.write_simple(conn, REQUEST_TIMEOUT, TIMEOUT_TEXT) if mid_request?(conn)
+      # writer: the HTTP::ResponseWriter that words the 408. After a 408 the
+      # client may still be sending its request, so the close lingers:
+      # retire (the engine's: Selection#retire, FiberLoop#retire_apart) gets
+      # conn once the 408 is written; without one it closes at once. A
+      # connection that lingers already is closed: that was its deadline.
+      def expire(conn, writer, retire = nil)
+        return conn.close unless mid_request?(conn)
+
+        conn.refused!
+        writer.write_simple(conn, REQUEST_TIMEOUT, TIMEOUT_TEXT)
+        retire ? retire.call(conn) : conn.close
       rescue *Handler::CLIENT_GONE
-        nil
-      ensure
         conn.close
       end
 
       # What a timed-out client is told: nothing when it was idle, or when
       # part of a response is still on its way to it; 408 otherwise.
       # A connection still owing its PROXY header has sent no HTTP: it is
-      # closed without an answer.
-      def mid_request?(conn) = !conn.idle? && !conn.outbox.pending? && !conn.awaiting_proxy_header?
+      # closed without an answer; nor one that lingers: it was answered.
+      def mid_request?(conn)
+        !conn.idle? && !conn.outbox.pending? && !conn.awaiting_proxy_header? && !conn.lingering?
+      end
 
       # Fiber engines: stops the fiber serving conn at its wait, then expires
       # conn. The expiry is in an ensure because stopping that fiber runs
@@ -36,10 +44,10 @@ module Spindle
       # the connection was the loop's last, its end lets a drain finish, and
       # the drain stops the sweeper (or acceptor) that called this. The socket
       # then stayed open, and the client saw no close until the process exited.
-      def stop_and_expire(conn, task, writer)
+      def stop_and_expire(conn, task, writer, retire = nil)
         task.stop # raises Async::Stop at its wait; its fiber forgets the connection
       ensure
-        expire(conn, writer)
+        expire(conn, writer, retire)
       end
     end
   end

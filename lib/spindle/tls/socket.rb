@@ -82,6 +82,16 @@ module Spindle
 
       def getpeername = to_io.getpeername
 
+      # A lingering close (Engine::LingeringClose) shuts the write side, as
+      # on a plain socket; the close_notify alert goes first, so the client
+      # reads the end of the TLS stream, not a truncation (OpenSSL 3 takes an
+      # end of stream without it for an error). Best effort: stop (which
+      # #sysclose calls too) writes it once and drops OpenSSL's errors.
+      def close_write
+        stop if @established
+        to_io.close_write
+      end
+
       private
 
       def read_step(maxlen, buffer)
