@@ -182,7 +182,7 @@ module Spindle
              .on_stop do |how|
                stop_gracefully(how == :timed ? @config.shutdown_timeout : nil, drain_delay: drain_delay)
              end
-             .on_force { force_exit }
+             .on_force { |why| force_exit(why) }
              .on_restart { @restart.start }
              .install
     end
@@ -250,7 +250,7 @@ module Spindle
     end
 
     # why: the log line of a second stop signal (nil: the timeout said it).
-    def force_exit(why = "second stop signal: exiting at once")
+    def force_exit(why)
       @log.error(why) if why
       log_cut_off
       close_listeners(unlink: owns_socket_files?)
