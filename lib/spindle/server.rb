@@ -21,11 +21,11 @@ require_relative "systemd/activation"
 module Spindle
   # One serving process: listeners, an engine and its handler, and the
   # signals that stop it (Signals). Alone (no workers) #run drives it with
-  # Signals::SINGLE: TERM and INT drain (after --drain-delay: stop accepting,
-  # let in-flight requests finish within shutdown_timeout), QUIT drains with
-  # no limit, a second stop signal stops at once, USR2 restarts
-  # (SingleRestart). In
-  # cluster mode a Worker drives the same object with Signals::WORKER.
+  # Signals::SINGLE: TERM and INT drain (after --drain-delay: stop accepting
+  # and listening, let in-flight requests finish within shutdown_timeout),
+  # QUIT drains with no limit, a second stop signal stops at once, USR2
+  # restarts (SingleRestart). In cluster mode a Worker drives the same object
+  # with Signals::WORKER.
   class Server
     class << self
       attr_accessor :warned_at_boot # see #warn_at_boot
@@ -151,6 +151,7 @@ module Spindle
         @restart&.stopping!
         @handler.stopping!
         @engine.stop
+        stop_listening if owns_socket_files? # not in a worker: its master decides
         @rebalancer&.stop
         @siblings&.leave # they no longer leave clients to this one
         @log.info("spindle: draining (#{timeout ? "up to #{timeout}s" : 'no time limit'}); signal again to stop at once")
@@ -174,6 +175,12 @@ module Spindle
     def close_listeners(unlink: true)
       @listeners.each { |l| l.close(unlink: unlink) }
     end
+
+    # The service stops here (a drain alone, or the master's stop): clients
+    # connecting from now on are refused, not queued to be reset at exit
+    # (Listener#stop_listening). After the drain delay, which keeps
+    # accepting on purpose (docs/DRAINING.md).
+    def stop_listening = @listeners.each(&:stop_listening)
 
     # table: Signals::SINGLE or Signals::WORKER. Returns the Signals.
     # drain_delay: see #stop_gracefully.

@@ -582,14 +582,16 @@ module Spindle
       # TERM/INT: workers drain within shutdown_timeout. QUIT: no limit. A
       # second stop signal (also one during the drain delay) stops everything
       # at once (#stop_at_once). A child still booting reads its order once
-      # it serves.
+      # it serves. Then the listeners stop listening (#stop_listening), and
+      # only then says the log line so: from it on, connections are refused.
       def stop(how)
         stop_at_once if @stopping
         @stopping = how
-        @log.info("spindle: stopping (#{how == :QUIT ? 'drain' : 'graceful'}): #{@children.count(&:pid)} " \
-                  "child process(es) told; signal again to stop at once")
         @notes.stopping(how == :QUIT ? "drain" : "graceful") if in_charge?
         @children.each { |c| order_stop(c, how == :QUIT ? :unlimited : :timed) }
+        stop_listening
+        @log.info("spindle: stopping (#{how == :QUIT ? 'drain' : 'graceful'}): #{@children.count(&:pid)} " \
+                  "child process(es) told; signal again to stop at once")
       end
 
       # The second stop signal. Each worker is ordered to stop at once: it
@@ -618,6 +620,15 @@ module Spindle
         return kill(child, :TERM) if %i[mold mold_retiring].include?(child.state)
 
         Message.send_to(child.channel, Message::Stop.new(how: how))
+      end
+
+      # Clients that connect from now on are refused, which a load balancer
+      # retries elsewhere, rather than queued in a backlog that no worker
+      # accepts and the kernel resets at exit (Listener#stop_listening). Not
+      # when a new master took over (it serves these sockets) or while one
+      # starts or gives up: the listeners are this master's alone only then.
+      def stop_listening
+        @server.stop_listening if owns_socket_files?
       end
 
       # A child's channel reaches end of stream when it exits; reaping then
