@@ -17,6 +17,11 @@ module Spindle
     # file descriptor left. Engines back off accepting and keep serving.
     class Exhausted < StandardError; end
 
+    # accept failed because the socket no longer listens (#stop_listening,
+    # here or in the master): engines stop accepting on it; the stop order
+    # that comes with it drains them.
+    class Closed < StandardError; end
+
     attr_reader :io, :uri, :server_name, :server_port, :tls
 
     # What every request on an ssl:// bind says about its scheme (Rack SPEC, CGI).
@@ -146,8 +151,8 @@ module Spindle
       File.unlink(path)
     end
 
-    # owned: false for a UNIX socket whose file someone else made (systemd's
-    # socket activation): closing it never unlinks the file.
+    # owned: false for a socket systemd made (socket activation): closing it
+    # never unlinks a UNIX socket's file, and a stop never shuts it down.
     def initialize(io, uri, server_name, server_port, path: nil, tls: nil, owned: true)
       @io = io
       @tls = tls
@@ -183,6 +188,29 @@ module Spindle
       nil # the client gave up before we took it
     rescue Errno::EMFILE, Errno::ENFILE => e
       raise Exhausted, e.message
+    rescue Errno::EINVAL
+      raise Closed, "#{@uri} no longer listens"
+    end
+
+    # The process in charge (a single process, or the master) stops, and no
+    # successor serves these sockets: new connections are refused from now
+    # on, at once, instead of waiting in the backlog, which nobody accepts
+    # any more and the kernel resets at exit. A load balancer retries a
+    # refused connection on another host; a reset one it may not.
+    #
+    # shutdown, not close: a cluster's workers share the socket, and the
+    # kernel refuses only once every process has closed it, while a worker
+    # whose one thread is inside the app (the blocking engine) could not
+    # close its copy until the request ended. shutdown stops the socket
+    # itself, in every process at once, and the descriptor stays valid in
+    # the selectors that still watch it. Connections already in the backlog
+    # are reset now rather than at exit (a unix socket's stay acceptable).
+    # A socket systemd passed is systemd's: it keeps queueing connections
+    # for the next start, as socket activation promises.
+    def stop_listening
+      @io.shutdown(Socket::SHUT_RD) if @owned && !@io.closed?
+    rescue SystemCallError, IOError
+      nil
     end
 
     # unlink: false leaves a UNIX socket's file in place, for a process that
@@ -198,7 +226,7 @@ module Spindle
     # (with ?proxy_protocol=true when it is one: the successor must expect
     # the header too; an ssl:// one with its files, which the new process
     # reads again). #uri itself stays plain: it is what the start-up line
-    # shows. ":systemd" marks a socket systemd passed: its file stays systemd's.
+    # shows. ":systemd" marks a socket systemd passed: it stays systemd's.
     def handover
       query = @tls ? @tls.settings.query : ("proxy_protocol=true" if @proxy_protocol)
       "#{@io.fileno}#{':systemd' unless @owned}=#{@uri}#{"?#{query}" if query}"
@@ -212,12 +240,12 @@ module Spindle
       io.autoclose = true
       parsed = URI.parse(uri)
       plain = parsed.query ? uri.delete_suffix("?#{parsed.query}") : uri
+      owned = origin != "systemd"
       listener = case parsed.scheme
-                 when "unix" then new(io, plain, "localhost", "80", path: "#{parsed.host}#{parsed.path}",
-                                                                    owned: origin != "systemd")
+                 when "unix" then new(io, plain, "localhost", "80", path: "#{parsed.host}#{parsed.path}", owned: owned)
                  when "ssl" then new(io, plain, parsed.hostname, io.local_address.ip_port.to_s,
-                                     tls: tls_context(parsed, uri))
-                 else new(io, plain, parsed.hostname, io.local_address.ip_port.to_s)
+                                     tls: tls_context(parsed, uri), owned: owned)
+                 else new(io, plain, parsed.hostname, io.local_address.ip_port.to_s, owned: owned)
                  end
       parsed.query == "proxy_protocol=true" ? listener.proxy_protocol! : listener
     end
@@ -234,7 +262,8 @@ module Spindle
       return new(io, "unix://#{address.unix_path}", "localhost", "80", path: address.unix_path, owned: false) if address.unix?
 
       host = address.ip_address
-      new(io, "tcp://#{address.ipv6? ? "[#{host}]" : host}:#{address.ip_port}", host, address.ip_port.to_s)
+      new(io, "tcp://#{address.ipv6? ? "[#{host}]" : host}:#{address.ip_port}", host, address.ip_port.to_s,
+          owned: false)
     end
   end
 end

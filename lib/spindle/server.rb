@@ -22,10 +22,10 @@ require_relative "systemd/activation"
 module Spindle
   # One serving process: listeners, an engine and its handler, and the
   # signals that stop it (Signals). Alone (no workers) #run drives it with
-  # Signals::SINGLE: TERM and INT drain (after --drain-delay: stop accepting,
-  # let in-flight requests finish within shutdown_timeout), QUIT drains with
-  # no limit, a second stop signal stops at once, USR2 restarts
-  # (SingleRestart); SingleServices runs --metrics, --control and
+  # Signals::SINGLE: TERM and INT drain (after --drain-delay: stop accepting
+  # and listening, let in-flight requests finish within shutdown_timeout),
+  # QUIT drains with no limit, a second stop signal stops at once, USR2
+  # restarts (SingleRestart); SingleServices runs --metrics, --control and
   # --worker-memory-limit beside it. In cluster mode a Worker drives the same
   # object with Signals::WORKER.
   class Server
@@ -154,6 +154,7 @@ module Spindle
         @restart&.stopping!
         @handler.stopping!
         @engine.stop
+        stop_listening if owns_socket_files? # not in a worker: its master decides
         @rebalancer&.stop
         @siblings&.leave # they no longer leave clients to this one
         @log.info("spindle: draining (#{timeout ? "up to #{timeout}s" : 'no time limit'}); signal again to stop at once")
@@ -178,6 +179,12 @@ module Spindle
       @listeners.each { |l| l.close(unlink: unlink) }
     end
 
+    # The service stops here (a drain alone, or the master's stop): clients
+    # connecting from now on are refused, not queued to be reset at exit
+    # (Listener#stop_listening). After the drain delay, which keeps
+    # accepting on purpose (docs/DRAINING.md).
+    def stop_listening = @listeners.each(&:stop_listening)
+
     # table: Signals::SINGLE or Signals::WORKER. Returns the Signals.
     # drain_delay: see #stop_gracefully.
     def install_signals(table, drain_delay: @config.drain_delay)
@@ -185,7 +192,7 @@ module Spindle
              .on_stop do |how|
                stop_gracefully(how == :timed ? @config.shutdown_timeout : nil, drain_delay: drain_delay)
              end
-             .on_force { force_exit }
+             .on_force { |why| force_exit(why) }
              .on_restart { @restart.start }
              .install
     end
@@ -260,7 +267,7 @@ module Spindle
     end
 
     # why: the log line of a second stop signal (nil: the timeout said it).
-    def force_exit(why = "second stop signal: exiting at once")
+    def force_exit(why)
       @log.error(why) if why
       log_cut_off
       close_listeners(unlink: owns_socket_files?)

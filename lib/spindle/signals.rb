@@ -20,6 +20,16 @@ module Spindle
   #   a String         log it and carry on: it says what to send instead
   #   :ignore          nothing: the kernel discards it, no thread wakes
   # Any stop signal after the first exits at once.
+  #
+  # A worker's master does not signal it to stop: it orders the stop over
+  # the worker's channel (#order, Message::Stop), which is no signal and so
+  # never counts as the second one. A signal to the whole process group
+  # (Ctrl-C in a terminal, `kill -TERM -PGID`, systemd without
+  # KillMode=mixed) reaches every worker from the kernel *and* made the
+  # master stop them; when the master forwarded it as a signal, each worker
+  # took the master's copy as "exit at once" and cut its requests off. Now
+  # only what an operator sends counts: a second stop signal, or the
+  # master's own stop at once (its second stop signal).
   class Signals
     # Alone, every signal a Puma or Unicorn operator might send has a meaning,
     # because the kernel's defaults are harsh: USR1, USR2 and HUP would end the
@@ -48,10 +58,11 @@ module Spindle
     def initialize(table, log)
       @table = table
       @log = log
-      @stopping = false
+      @stopping = false # a stop began: by a signal or by the master's order
+      @signalled = false # a stop signal came
     end
 
-    # Whether a stop signal came: a worker told to become the mold exits instead.
+    # Whether a stop began: a worker told to become the mold exits instead.
     def stopping? = @stopping
 
     # The block gets :timed or :unlimited.
@@ -60,6 +71,7 @@ module Spindle
       self
     end
 
+    # The block gets the log line that says why.
     def on_force(&block)
       @on_force = block
       self
@@ -73,9 +85,16 @@ module Spindle
     def install
       ignored, queued = @table.keys.partition { |name| @table[name] == :ignore }
       ignored.each { |name| Signal.trap(name, "IGNORE") }
-      SignalQueue.new.trap(queued).watch { |name| act(name) }
+      @queue = SignalQueue.new.trap(queued)
+      @queue.watch { |item| item.is_a?(Array) ? obey(*item) : act(item) }
       self
     end
+
+    # The master's stop order (Message::Stop: :timed and :unlimited begin a
+    # drain as TERM and QUIT do, :now exits at once), handed here by the
+    # worker's channel thread. It joins the signals' queue, so one thread
+    # decides every stop, in the order they came.
+    def order(how) = @queue.push([:order, how])
 
     private
 
@@ -91,11 +110,30 @@ module Spindle
       @log.exception(e, "handling #{name} failed")
     end
 
+    # A stop signal. The first begins the drain (unless the master's order
+    # began it already); only a second *signal* exits at once.
     def stop(action)
-      return @on_force.call if @stopping
+      return @on_force.call("second stop signal: exiting at once") if @signalled
+
+      @signalled = true
+      begin_stop(STOPS.fetch(action))
+    end
+
+    # The master's order: a stop under way (the group signal got here first)
+    # goes on as it is; :now is the master's stop at once.
+    def obey(_order, how)
+      return @on_force.call("the master stops at once: exiting at once") if how == :now
+
+      begin_stop(how)
+    rescue StandardError => e
+      @log.exception(e, "stopping on the master's order failed")
+    end
+
+    def begin_stop(how)
+      return if @stopping
 
       @stopping = true
-      @on_stop.call(STOPS.fetch(action))
+      @on_stop.call(how)
     end
 
     def reopen

@@ -12,9 +12,10 @@ require_relative "../support/topology_case"
 # connection is left for the drain to close under a request.
 #
 # nginx (open source) never reads the health path and keeps sending the host
-# new connections until its listener closes: no GET fails (nginx retries
-# them), but a POST sent on a connection the host's kernel had accepted into
-# the listen backlog is reset when the listener closes, and nginx does not
+# new connections until its listener stops, when the drain begins: no GET
+# fails (nginx retries them, and those refused from then on), but a POST sent
+# on a connection the host's kernel had accepted into the listen backlog by
+# then is reset as the listener stops, and nginx does not
 # resend a POST. So through nginx only POSTs fail, only while the host stops;
 # docs/deploy/README.md says how to take a host out of nginx's pool first.
 class HostStopTest < TopologyCase

@@ -20,6 +20,7 @@ class SignalsTest < Minitest::Test
   end
 
   def teardown
+    Spindle::Reopen.unregister(@reopen) if @reopen
     @previous.each { |name, handler| Signal.trap(name, handler || "DEFAULT") }
   end
 
@@ -71,7 +72,46 @@ class SignalsTest < Minitest::Test
     assert_empty events
   end
 
+  # A worker's master orders its stop over the channel (Signals#order): no
+  # signal, so the same stop from the kernel (a signal to the process group)
+  # is not a second one, whichever comes first. Only a second signal, or the
+  # master's stop at once, forces the exit.
+  def test_the_masters_order_is_not_counted_as_a_stop_signal
+    events = Thread::Queue.new
+    signals = stop_table(events)
+    signals.order(:timed)
+    assert_equal [:stop, :timed], next_item(events, "the order acted on")
+    Process.kill(:USR1, Process.pid) # the same stop, from the kernel
+    signals.order(:unlimited) # a late order changes nothing either
+    Process.kill(:HUP, Process.pid)
+    assert_equal [:reopened], next_item(events, "HUP acted on"), "one signal after the order forced the exit"
+    Process.kill(:USR1, Process.pid) # the operator's second
+    assert_equal [:force, "second stop signal: exiting at once"], next_item(events, "the second USR1 acted on")
+    assert_empty events
+  end
+
+  def test_a_signal_then_the_masters_order_drains_once
+    events = Thread::Queue.new
+    signals = stop_table(events)
+    Process.kill(:USR1, Process.pid)
+    assert_equal [:stop, :timed], next_item(events, "USR1 acted on")
+    signals.order(:timed)
+    Process.kill(:HUP, Process.pid)
+    assert_equal [:reopened], next_item(events, "HUP acted on"), "the order after the signal forced the exit"
+    signals.order(:now)
+    assert_equal [:force, "the master stops at once: exiting at once"], next_item(events, "the order to stop at once")
+  end
+
   private
+
+  # USR1 stands for TERM, HUP for a signal that queues behind it.
+  def stop_table(events)
+    @reopen = Spindle::Reopen.register("test") { events << [:reopened] }
+    Spindle::Signals.new({ USR1: :drain, HUP: :reopen }, Spindle::Log.new(out: StringIO.new))
+                    .on_stop { |how| events << [:stop, how] }
+                    .on_force { |why| events << [:force, why] }
+                    .install
+  end
 
   def next_item(queue, what) = wait_until(what, deadline: 10) { queue.pop unless queue.empty? }
 end

@@ -230,7 +230,7 @@ module Spindle
         @boot_failures = 0
         @log.info("spindle: worker #{child.index} added (pid #{child.pid}, generation #{child.generation}); " \
                   "#{@children.count(&:serving?)} serving")
-        return Process.kill(:TERM, child.pid) if @stopping
+        return if @stopping # #stop ordered it already: it reads the order now
 
         Message.send_to(child.channel, Message::LeavePool.new(delay: @config.drain_delay)) if @leaving
 
@@ -387,7 +387,7 @@ module Spindle
 
       def retire(child)
         child.state = :retiring
-        kill(child, :TERM)
+        order_stop(child, :timed)
       end
 
       def kill(child, signal)
@@ -581,26 +581,28 @@ module Spindle
 
       # TERM/INT: workers drain within shutdown_timeout. QUIT: no limit. A
       # second stop signal (also one during the drain delay) stops everything
-      # at once (#stop_at_once).
+      # at once (#stop_at_once). A child still booting reads its order once
+      # it serves. Then the listeners stop listening (#stop_listening), and
+      # only then says the log line so: from it on, connections are refused.
       def stop(how)
         stop_at_once if @stopping
         @stopping = how
+        @notes.stopping(how == :QUIT ? "drain" : "graceful") if in_charge?
+        @children.each { |c| order_stop(c, how == :QUIT ? :unlimited : :timed) }
+        stop_listening
         @log.info("spindle: stopping (#{how == :QUIT ? 'drain' : 'graceful'}): #{@children.count(&:pid)} " \
                   "child process(es) told; signal again to stop at once")
-        @notes.stopping(how == :QUIT ? "drain" : "graceful") if in_charge?
-        @children.each { |c| kill(c, c.mold? ? :TERM : how) }
       end
 
-      # The second stop signal. Each worker gets its own second one
-      # (#force_child): it logs the requests it cuts off and exits at once.
-      # Whatever is still there after FORCE_GRACE (a worker that never
-      # installed its signals, a stuck one) is killed.
+      # The second stop signal. Each worker is ordered to stop at once: it
+      # logs the requests it cuts off and exits. Whatever is still there
+      # after FORCE_GRACE (a worker that never read its channel, a stuck one)
+      # is killed.
       def stop_at_once
-        told = @stopping # nil during the drain delay: no worker had a stop signal yet
         @stopping ||= :TERM # what exits from now on is expected (#log_exit)
         alive = @children.select(&:pid)
         @log.error("second stop signal: stopping #{alive.size} child process(es) at once")
-        alive.each { |c| force_child(c, told) }
+        @children.each { |c| order_stop(c, :now) }
         wait_for_children(FORCE_GRACE)
         @children.each { |c| kill(c, :KILL) }
         @server.close_listeners(unlink: owns_socket_files?)
@@ -608,13 +610,25 @@ module Spindle
         exit!(1)
       end
 
-      # A worker still in the drain delay has had no stop signal yet: it gets
-      # QUIT, then TERM. Two different signals are never merged by the kernel
-      # (two TERMs sent at once could be), and Linux delivers pending ones
-      # lowest number first, so TERM is its second stop.
-      def force_child(child, told)
-        kill(child, :QUIT) unless told || child.mold?
-        kill(child, :TERM)
+      # how: :timed, :unlimited or :now (Message::Stop). A worker (also one
+      # draining to become the mold) is told over its channel, never by a
+      # signal: a signal sent to the whole process group (Ctrl-C, systemd
+      # without KillMode=mixed) reached it already, and a second signal
+      # means "exit at once" to it (Signals). A mold serves nothing: TERM
+      # ends it at once (a retiring one no longer reads its channel).
+      def order_stop(child, how)
+        return kill(child, :TERM) if %i[mold mold_retiring].include?(child.state)
+
+        Message.send_to(child.channel, Message::Stop.new(how: how))
+      end
+
+      # Clients that connect from now on are refused, which a load balancer
+      # retries elsewhere, rather than queued in a backlog that no worker
+      # accepts and the kernel resets at exit (Listener#stop_listening). Not
+      # when a new master took over (it serves these sockets) or while one
+      # starts or gives up: the listeners are this master's alone only then.
+      def stop_listening
+        @server.stop_listening if owns_socket_files?
       end
 
       # A child's channel reaches end of stream when it exits; reaping then

@@ -24,6 +24,13 @@ module Spindle
       # checks with 503 and close connections after their response, but keep
       # accepting and serving (the master sends TERM or QUIT when it ends).
       LeavePool = Struct.new(:delay, keyword_init: true)
+      # master → worker: stop. how: :timed (TERM, INT: drain within
+      # --shutdown-timeout), :unlimited (QUIT: drain with no limit), :now
+      # (the master's second stop signal: exit at once). A message, not a
+      # signal: the worker may have the same signal from the kernel already
+      # (a signal to the process group), and two signals read as "stop at
+      # once" (Signals).
+      Stop = Struct.new(:how, keyword_init: true)
       # master → worker: run a full GC now (spindlectl gc).
       RunGC = Struct.new(:reason, keyword_init: true)
 

@@ -83,6 +83,7 @@ module Spindle
         case message
         when nil then exit!(0) # the master is gone
         when Message::SpawnWorker then spawn(message)
+        when Message::Stop then exit!(0) # ordered while it was a worker becoming the mold
         end
       end
 

@@ -10,9 +10,11 @@ module Spindle
     # A worker process: runs one Server on the listeners it inherited, checks in
     # with the master every heartbeat, and obeys it. Its signals are a single
     # process's mechanism with the worker's table (Signals::WORKER): TERM/INT
-    # drain within shutdown_timeout, QUIT drains with no limit. When told to
-    # become the mold, it drains and then turns into one instead of exiting,
-    # unless a stop signal came meanwhile.
+    # drain within shutdown_timeout, QUIT drains with no limit. The master
+    # orders its stops over the channel (Message::Stop), never by a signal, so
+    # a stop signal the worker also had from the kernel is not taken as a
+    # second one. When told to become the mold, it drains and then turns into
+    # one instead of exiting, unless a stop came meanwhile.
     class Worker
       HEARTBEAT = 1.0
 
@@ -76,6 +78,7 @@ module Spindle
           @mold_generation = message.generation
           @server.drain(nil)
         when Message::LeavePool then @server.leave_pool
+        when Message::Stop then @signals.order(message.how)
         when Message::RunGC then GC.start
         end
       end

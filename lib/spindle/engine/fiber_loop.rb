@@ -127,6 +127,8 @@ module Spindle
             place(socket, listener)
           end
         end
+      rescue Listener::Closed
+        nil # it stopped listening (a drain, or the master's stop): this acceptor is done
       end
 
       # hybrid: a client goes to the loop that holds the fewest (LoopShare#place),

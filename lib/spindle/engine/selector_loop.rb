@@ -102,6 +102,8 @@ module Spindle
         end
       rescue Listener::Exhausted => e
         back_off(e) if @strategy.out_of_descriptors(@selection, e)
+      rescue Listener::Closed
+        pause(Float::INFINITY) # the master stopped listening; its stop order drains this worker
       end
 
       # Writes what a slow reader's outbox holds; once it is out (and the

@@ -86,7 +86,7 @@ module Spindle
         parsed = URI.parse(uri)
         if parsed.scheme == "ssl"
           return Listener.new(listener.io, listener.uri.sub("tcp://", "ssl://"), listener.server_name,
-                              listener.server_port, tls: Listener.tls_context(parsed, uri))
+                              listener.server_port, tls: Listener.tls_context(parsed, uri), owned: false)
         end
         Listener.proxy_protocol?(parsed, uri) ? listener.proxy_protocol! : listener
       end
