@@ -13,7 +13,7 @@ require_relative "../support/waiting"
 class SignalsTest < Minitest::Test
   include Waiting
 
-  OURS = %i[USR1 USR2 HUP].freeze
+  OURS = %i[USR1 USR2 HUP URG].freeze
 
   def setup
     @previous = OURS.to_h { |name| [name, Signal.trap(name, "IGNORE")] }
@@ -69,6 +69,18 @@ class SignalsTest < Minitest::Test
     Process.kill(:USR1, Process.pid)
     assert_equal [:force], next_item(events, "USR1 acted on")
     assert_empty events
+  end
+
+  # A worker's URG: the master asks for a thread dump before a KILL. The
+  # dump runs on the watcher thread, never in the trap.
+  def test_urg_in_a_workers_table_asks_for_a_thread_dump
+    assert_equal :dump, Spindle::Signals::WORKER[:URG]
+    events = Thread::Queue.new
+    Spindle::Signals.new({ URG: :dump }, Spindle::Log.new(out: StringIO.new))
+                    .on_dump { events << Thread.current }
+                    .install
+    Process.kill(:URG, Process.pid)
+    refute_equal Thread.main, next_item(events, "URG acted on")
   end
 
   private
