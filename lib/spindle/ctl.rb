@@ -111,11 +111,22 @@ module Spindle
       master = stats["master"]
       lines = ["master pid #{master['pid']}  generation #{master['generation']}  " \
                "workers #{stats['totals']['workers']}/#{master['workers_desired']}  engine #{master['engine']}  " \
-               "allocator #{master['allocator']} (#{allocator_settings(master)})"]
+               "allocator #{master['allocator']} (#{allocator_settings(master)})", *refork_lines(master["refork"])]
       rows = [*stats["workers"], stats["mold"]].compact.map { |c| row(c) }
       rows << total_row(stats["totals"])
       lines.concat(align([COLUMNS, *rows]))
       lines.join("\n")
+    end
+
+    # A refork under way, and why the last one failed (nothing when neither).
+    def refork_lines(refork)
+      return [] unless refork
+
+      lines = []
+      lines << "refork to generation #{refork['generation']}: #{refork['state']}" unless refork["state"] == "idle"
+      failure = refork["last_failure"]
+      lines << "last refork failure (generation #{failure['generation']}, #{failure['at']}): #{failure['reason']}" if failure
+      lines
     end
 
     # "MALLOC_CONF=narenas:2" under jemalloc, "MALLOC_ARENA_MAX=2" under glibc.

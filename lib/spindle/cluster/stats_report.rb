@@ -30,7 +30,8 @@ module Spindle
 
       def master_entry
         { "pid" => Process.pid, "started_at" => @master.started_at.utc.iso8601, "generation" => @master.generation,
-          "refork_failures" => @master.refork_failures, "workers_desired" => @master.desired, "engine" => @config.engine,
+          "refork_failures" => @master.refork_failures, "refork" => @master.reforker.report,
+          "workers_desired" => @master.desired, "engine" => @config.engine,
           "allocator" => ProcessStats.allocator, "malloc_arena_max" => ENV["MALLOC_ARENA_MAX"],
           "malloc_conf" => ENV["MALLOC_CONF"],
           "memory" => ProcessStats.memory }
