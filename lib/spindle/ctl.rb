@@ -136,10 +136,14 @@ module Spindle
       "MALLOC_ARENA_MAX=#{master['malloc_arena_max'] || 'unset'}"
     end
 
+    # The mold's row says so in the index column: the slot it served in as a
+    # worker is no slot of the cluster now. It does not check in ("-").
     def row(child)
       memory = child["memory"] || {}
-      [child["index"], child["pid"], child["state"], child["generation"], child["requests"], child["in_flight"],
-       child["backlog"], "#{child['last_checkin_age']}s", mib(memory["rss"]), mib(memory["pss"]),
+      mold = child["state"].start_with?("mold") && child["state"] != "mold_pending"
+      age = child["last_checkin_age"]
+      [mold ? "mold" : child["index"], child["pid"], child["state"], child["generation"], child["requests"],
+       child["in_flight"], child["backlog"], age ? "#{age}s" : "-", mib(memory["rss"]), mib(memory["pss"]),
        mib(memory["uss"]), child.dig("gc", "count")].map(&:to_s)
     end
 

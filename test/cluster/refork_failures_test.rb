@@ -268,4 +268,20 @@ class ReforkFailuresTest < SpindleIntegrationTest
     assert_equal({ "error" => "refork ignored: the refork to generation 1 is under way" }, control("refork"))
     release("before_refork")
   end
+
+  # Issue 65, item 14: the mold kept its last check-in as a worker: requests
+  # in flight long finished, and an age that grew past --worker-timeout.
+  def test_the_mold_reports_nothing_in_flight_and_no_check_in_age
+    app = start
+    control("refork")
+    wait_until("generation 1 serves from its mold") do
+      report = stats
+      report["mold"]&.fetch("state") == "mold" && report["workers"].all? { |w| w["generation"] == 1 }
+    end
+    mold = stats["mold"]
+    assert_equal [0, 0, nil, 0.0], mold.values_at("in_flight", "backlog", "last_checkin_age", "oldest_request_age")
+    out, = Open3.capture2e(CTL, "--control", "unix://#{@control}", "stats")
+    assert_match(/^mold\s+#{mold['pid']}\s+mold\s+1\s.*\s-\s/, out)
+    assert_equal 200, ClusterHelpers.get(app, "/").status
+  end
 end
