@@ -250,13 +250,15 @@ module Spindle
         end
       end
 
-      # A worker dismissed before it reported its pid (a rollout or a failed
-      # refork let it go) is told to drain now.
+      # A worker dismissed before it booted (a rollout or a failed refork let
+      # it go) is told to drain now; one condemned meanwhile (too slow to
+      # boot) has its KILL coming.
       def booted(child, message)
         child.pid = message.pid
         child.booted_at = Time.now
         child.last_checkin = Process.clock_gettime(Process::CLOCK_MONOTONIC)
         return kill(child, :TERM) if child.state == :retiring
+        return if child.state == :killed
 
         child.state = :serving
         @supervisor.booted
