@@ -109,7 +109,7 @@ module Spindle
     COLUMNS = %w[index pid state generation requests in_flight backlog checkin rss pss uss gc].freeze
 
     def table(stats)
-      lines = [heading(stats)]
+      lines = [heading(stats), *refork_lines(stats["master"]["refork"])]
       rows = [*stats["workers"], stats["mold"]].compact.map { |c| row(c) }
       rows << total_row(stats["totals"])
       lines.concat(align([COLUMNS, *rows]))
@@ -126,6 +126,17 @@ module Spindle
         "workers #{stats['totals']['workers']}/#{master['workers_desired']}  engine #{master['engine']}  #{allocator}"
     end
 
+    # A refork under way, and why the last one failed (nothing when neither).
+    def refork_lines(refork)
+      return [] unless refork
+
+      lines = []
+      lines << "refork to generation #{refork['generation']}: #{refork['state']}" unless refork["state"] == "idle"
+      failure = refork["last_failure"]
+      lines << "last refork failure (generation #{failure['generation']}, #{failure['at']}): #{failure['reason']}" if failure
+      lines
+    end
+
     # "MALLOC_CONF=narenas:2" under jemalloc, "MALLOC_ARENA_MAX=2" under glibc.
     def allocator_settings(master)
       return "MALLOC_CONF=#{master['malloc_conf'] || 'unset'}" if master["allocator"] == "jemalloc"
@@ -133,10 +144,14 @@ module Spindle
       "MALLOC_ARENA_MAX=#{master['malloc_arena_max'] || 'unset'}"
     end
 
+    # The mold's row says so in the index column: the slot it served in as a
+    # worker is no slot of the cluster now. It does not check in ("-").
     def row(child)
       memory = child["memory"] || {}
-      [child["index"], child["pid"], child["state"], child["generation"], child["requests"], child["in_flight"],
-       child["backlog"], child["last_checkin_age"]&.then { |age| "#{age}s" } || "-", mib(memory["rss"]), mib(memory["pss"]),
+      mold = child["state"].start_with?("mold") && child["state"] != "mold_pending"
+      age = child["last_checkin_age"]
+      [mold ? "mold" : child["index"], child["pid"], child["state"], child["generation"], child["requests"],
+       child["in_flight"], child["backlog"], age ? "#{age}s" : "-", mib(memory["rss"]), mib(memory["pss"]),
        mib(memory["uss"]), child.dig("gc", "count")].map(&:to_s)
     end
 

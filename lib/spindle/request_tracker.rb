@@ -53,6 +53,13 @@ module Spindle
     # The connections whose request is in flight (a forced stop logs them).
     def in_flight_connections = @started.keys
 
+    # [connection, seconds its request has run] for each request in flight
+    # (a thread dump lists them). Hash#to_a copies in one call.
+    def in_flight_ages
+      now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      @started.to_a.map { |conn, started| [conn, now - started] }
+    end
+
     # Seconds the oldest in-flight request has run; 0 when none is.
     def oldest_age
       oldest = @started.values.min

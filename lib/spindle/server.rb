@@ -5,6 +5,7 @@ require_relative "handler"
 require_relative "engine"
 require_relative "engine/rebalancer"
 require_relative "signals"
+require_relative "thread_dump"
 require_relative "single_restart"
 require_relative "file_limit"
 require_relative "rails_check"
@@ -194,7 +195,13 @@ module Spindle
              end
              .on_force { |why| force_exit(why) }
              .on_restart { @restart.start }
+             .on_dump { dump_threads }
              .install
+    end
+
+    # Every thread's backtrace and the requests in flight, to the log (URG).
+    def dump_threads
+      ThreadDump.new(@log, @handler&.tracker).write
     end
 
     private

@@ -17,6 +17,8 @@ module Spindle
   #   :restart         USR2: restart in place with new code (SingleRestart)
   #   :reopen          HUP: run the Reopen actions (log files, then what
   #                    other code registered)
+  #   :dump            log every thread's backtrace and the requests in
+  #                    flight (ThreadDump)
   #   a String         log it and carry on: it says what to send instead
   #   :ignore          nothing: the kernel discards it, no thread wakes
   # Any stop signal after the first exits at once.
@@ -47,9 +49,14 @@ module Spindle
     # (logrotate signals the master only); the others are the master's
     # commands. A worker starts life with the master's trap handlers (fork
     # copies them), so every signal the master traps is listed here: none may
-    # run a master's handler in a worker.
+    # run a master's handler in a worker. URG asks for a thread dump: the
+    # master sends it before it kills a stuck worker. URG, because nothing
+    # else sends it (the kernel only for out-of-band TCP data on a socket
+    # whose owner was set with F_SETOWN, which none is) and its default
+    # action is to ignore it, so one that arrives before the trap is set (a
+    # worker still loading the app) harms nothing.
     WORKER = {
-      TERM: :drain, INT: :drain, QUIT: :drain_unlimited, HUP: :reopen,
+      TERM: :drain, INT: :drain, QUIT: :drain_unlimited, HUP: :reopen, URG: :dump,
       USR1: :ignore, USR2: :ignore, TTIN: :ignore, TTOU: :ignore,
     }.freeze
 
@@ -82,6 +89,11 @@ module Spindle
       self
     end
 
+    def on_dump(&block)
+      @on_dump = block
+      self
+    end
+
     def install
       ignored, queued = @table.keys.partition { |name| @table[name] == :ignore }
       ignored.each { |name| Signal.trap(name, "IGNORE") }
@@ -104,6 +116,7 @@ module Spindle
       if STOPS.key?(action) then stop(action)
       elsif action == :restart then restart
       elsif action == :reopen then reopen
+      elsif action == :dump then @on_dump&.call
       else @log.info("spindle: #{action}")
       end
     rescue StandardError => e

@@ -76,6 +76,39 @@ class ClusterTest < SpindleIntegrationTest
     hanging&.close
   end
 
+  # Issue 65, item 13: a worker killed for being stuck said nothing of why.
+  # Now it is asked first (URG) and logs every thread's backtrace and its
+  # requests in flight (method, path without the query, request id, age),
+  # then the KILL follows.
+  def test_a_stuck_worker_logs_its_threads_and_requests_before_the_kill
+    app = start_cluster("--worker-timeout", "1", APP, workers: 1)
+    wait_until("1 worker serving") { serving_workers.size == 1 }
+    stuck = serving_workers.first["pid"]
+    hanging = app.connect
+    hanging.write(HttpClient.request("GET", "/hang?token=s3cret", [["X-Request-Id", "req-42"]]))
+    removed = app.wait_for_output(/worker 0 removed \(pid #{stuck}, killed by signal KILL\)/, deadline: DEADLINE)
+    assert removed, app.output
+    dump = ClusterHelpers.log_of(app, stuck)
+    assert_match(/thread dump: \d+ thread\(s\), 1 request\(s\) in flight: GET \/hang \(request id req-42, \d+\.\ds\)/, dump)
+    assert_match(%r{cluster\.ru:\d+:in .*sleep}, dump, "the frame the request hangs in")
+    refute_match(/s3cret/, app.output, "no query string values in the log")
+    assert_operator app.output.index("thread dump:"), :<, removed.begin(0), "the dump comes before the KILL"
+  ensure
+    hanging&.close
+  end
+
+  # Issue 65, item 16: at one worker, remove-worker (TTOU) answered ok and did nothing.
+  def test_remove_worker_at_one_worker_is_refused_with_the_reason
+    app = start_cluster(APP, workers: 1)
+    wait_until("1 worker serving") { serving_workers.size == 1 }
+    why = "remove-worker ignored: 1 worker is the fewest a cluster runs (stop the cluster to run none)"
+    assert_equal({ "error" => why }, control("remove-worker"))
+    Process.kill(:TTOU, app.pid)
+    wait_until("the TTOU refusal logged") { app.output.scan(why).size == 2 }
+    assert_equal 1, serving_workers.size
+    assert_equal 1, stats["master"]["workers_desired"]
+  end
+
   # Issue 11, item 8: every worker (and so the mold and its workers) held the
   # master's control listener.
   def test_no_worker_or_mold_holds_the_control_listener

@@ -69,6 +69,13 @@ module ClusterHelpers
     connection&.close
   end
 
+  # The log entries one process wrote, continuation lines (a backtrace's
+  # frames) included.
+  def self.log_of(process, pid)
+    entries = process.output.lines.slice_before { |line| !line.start_with?(" ") }
+    entries.select { |entry| entry.first.match?(/\A\S+ #{pid} /) }.join
+  end
+
   def get_json(process, path)
     response = ClusterHelpers.get(process, path)
     [response.status, (JSON.parse(response.body) if response.status == 200)]

@@ -212,13 +212,18 @@ class ControlServerTest < Minitest::Test
 
   private
 
-  # Stands in for the master loop: signals are recorded, stats are answered.
+  # Stands in for the master loop: signals are recorded, stats are answered,
+  # and a command that wants an answer (refork, remove-worker) is recorded
+  # and answered as done.
   def run_master
     loop do
       item = @queue.pop
-      if item.is_a?(Array)
+      if item.is_a?(Array) && item.first == :stats
         @stats_asked += 1
         item[1] << STATS
+      elsif item.is_a?(Array)
+        @signals << item.first
+        item[1] << {}
       else
         @signals << item
       end

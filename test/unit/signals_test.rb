@@ -13,7 +13,7 @@ require_relative "../support/waiting"
 class SignalsTest < Minitest::Test
   include Waiting
 
-  OURS = %i[USR1 USR2 HUP].freeze
+  OURS = %i[USR1 USR2 HUP URG].freeze
 
   def setup
     @previous = OURS.to_h { |name| [name, Signal.trap(name, "IGNORE")] }
@@ -100,6 +100,18 @@ class SignalsTest < Minitest::Test
     assert_equal [:reopened], next_item(events, "HUP acted on"), "the order after the signal forced the exit"
     signals.order(:now)
     assert_equal [:force, "the master stops at once: exiting at once"], next_item(events, "the order to stop at once")
+  end
+
+  # A worker's URG: the master asks for a thread dump before a KILL. The
+  # dump runs on the watcher thread, never in the trap.
+  def test_urg_in_a_workers_table_asks_for_a_thread_dump
+    assert_equal :dump, Spindle::Signals::WORKER[:URG]
+    events = Thread::Queue.new
+    Spindle::Signals.new({ URG: :dump }, Spindle::Log.new(out: StringIO.new))
+                    .on_dump { events << Thread.current }
+                    .install
+    Process.kill(:URG, Process.pid)
+    refute_equal Thread.main, next_item(events, "URG acted on")
   end
 
   private

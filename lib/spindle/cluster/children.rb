@@ -5,30 +5,41 @@ module Spindle
     # The master's record of one child process (a worker or the mold).
     class Child
       attr_reader :index, :channel, :spawned_at
-      attr_accessor :pid, :state, :booted_at, :last_checkin, :checkin, :generation, :channel_closed
+      attr_accessor :pid, :state, :booted_at, :last_checkin, :checkin, :generation, :channel_closed,
+                    :kill_at, :trial
 
       # Workers: :booting → :serving → :retiring (told to drain), or :killed
-      # (stuck, sent KILL). Molds: :mold_pending (a worker told to become one)
-      # → :mold → :mold_retiring (a newer mold replaced it). :exited once the
+      # (stuck or too slow to boot: asked for its thread dump, then sent KILL
+      # at kill_at). Molds: :mold_pending (a worker told to become one) →
+      # :mold_trial (ready; none of its workers serves yet) → :mold (its
+      # generation serves; new workers come from it) → :mold_retiring (a
+      # newer mold replaced it, or its refork failed). :exited once the
       # registry has let go of it, so whoever still holds the record (a
-      # rollout) sees that it is gone.
-      def initialize(index:, generation:, channel:, pid: nil)
+      # rollout) sees that it is gone. trial: the first worker of a refork's
+      # generation, whose failure is the refork's (Reforker).
+      # spawned_at: monotonic seconds (a test's clock may give its own).
+      def initialize(index:, generation:, channel:, pid: nil,
+                     spawned_at: Process.clock_gettime(Process::CLOCK_MONOTONIC))
         @index = index
         @generation = generation
         @channel = channel
         @pid = pid
         @state = :booting
-        @spawned_at = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        @spawned_at = spawned_at
         @last_checkin = @spawned_at
         @checkin = nil
         @channel_closed = false
+        @kill_at = nil
+        @trial = false
       end
 
       def worker? = %i[booting serving retiring killed].include?(@state)
-      def mold? = %i[mold_pending mold mold_retiring].include?(@state)
+      def mold? = %i[mold_pending mold_trial mold mold_retiring].include?(@state)
       def serving? = @state == :serving
       def booting? = @state == :booting
       def exited? = @state == :exited
+      # Gone, or going: killed or reaped.
+      def lost? = @state == :killed || @state == :exited
       def requests = @checkin&.requests.to_i
     end
 
@@ -73,11 +84,6 @@ module Spindle
 
       # Workers that count towards capacity: not told to leave.
       def active = select { |c| c.state == :booting || c.state == :serving }
-
-      def free_index(count)
-        used = active.map(&:index)
-        (0...count).find { |i| !used.include?(i) } || count
-      end
     end
   end
 end

@@ -21,6 +21,9 @@ module Spindle
       COMMANDS = { "phased-restart" => :USR1, "hot-restart" => :USR2, "refork" => :REFORK,
                    "stop" => :TERM, "drain" => :QUIT, "gc" => :GC, "add-worker" => :TTIN,
                    "remove-worker" => :TTOU, "reopen" => :HUP }.freeze
+      # Commands the master may refuse: the client waits for the master's
+      # answer, which says why (a refork under way, the last worker).
+      ASKED = %w[refork remove-worker].freeze
 
       # max_line: bytes a request may take, its newline included.
       # read_deadline: seconds from the connection to its complete request line.
@@ -113,8 +116,16 @@ module Spindle
         return error("unknown command #{command.inspect}") unless signal
         return error(signal) if signal.is_a?(String)
 
+        return outcome(command, signal) if ASKED.include?(command)
+
         @queue.push(signal)
         { "ok" => command }
+      end
+
+      # The master answers {} when it has done it, or {"error" => why not}.
+      def outcome(command, signal)
+        result = ask(signal)
+        result.empty? ? { "ok" => command } : result
       end
 
       def parse(line)

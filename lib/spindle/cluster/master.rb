@@ -8,6 +8,8 @@ require_relative "message"
 require_relative "children"
 require_relative "spawner"
 require_relative "rollout"
+require_relative "supervisor"
+require_relative "reforker"
 require_relative "../signal_queue"
 require_relative "../log/reopen"
 require_relative "subreaper"
@@ -36,7 +38,7 @@ module Spindle
       # Every one has a meaning in #dispatch; Signals::WORKER lists them all too.
       SIGNALS = %i[TERM INT QUIT USR1 USR2 TTIN TTOU HUP].freeze
 
-      attr_reader :children, :generation, :desired, :started_at, :restarts, :refork_failures
+      attr_reader :children, :started_at, :reforker
 
       # app: an app already built (the rackup handler's); preloaded instead of
       # loading rackup a second time.
@@ -46,10 +48,6 @@ module Spindle
         @rackup = rackup
         @app = app
         @children = Children.new
-        @desired = config.workers
-        @generation = 0
-        @boot_failures = 0
-        @next_spawn_at = 0
         @next_memory_check = 0
         @rollout = nil
         @stopping = nil
@@ -57,11 +55,14 @@ module Spindle
         @successor = nil # the new master a USR2 started, until it takes over or dies
         @handed_over = false # a new master took over; this one drains
         @gave_up = false
-        @restarts = {} # worker index => processes started in that slot after its first
         @metrics_retry_at = nil # while a new master waits for the previous one's metrics address
-        @refork_failures = 0
-        @auto_refork_held = nil # the generation whose refork failed: --refork-after waits past it
       end
+
+      # For StatsReport and the systemd notes.
+      def desired = @supervisor.desired
+      def restarts = @supervisor.restarts
+      def generation = @reforker.generation
+      def refork_failures = @reforker.failures
 
       def run
         boot
@@ -96,10 +97,21 @@ module Spindle
                                closes_in_child: [@signals.reader, @control&.io].compact,
                                siblings: Engine::SiblingShare.for_cluster(@config.workers))
         @spawner.app_source(@app, @rackup)
+        supervise
         open_metrics
         @started_at = Time.now
         Process.setproctitle("spindle master")
         @log.announce(@server.startup_line)
+      end
+
+      # Supervision and reforks act on the children through the spawner and
+      # signals; they read the time through the clock given here.
+      def supervise
+        clock = -> { Process.clock_gettime(Process::CLOCK_MONOTONIC) }
+        @supervisor = Supervisor.new(children: @children, spawner: @spawner, signal: method(:signal_child),
+                                     config: @config, log: @log, clock: clock, on_boot_failure: method(:boot_failed))
+        @reforker = Reforker.new(children: @children, supervisor: @supervisor, config: @config, log: @log,
+                                 clock: clock)
       end
 
       # A new master writes the pid file once it takes over; until then it
@@ -115,14 +127,15 @@ module Spindle
         ready&.each { |io| read_messages(io) unless io == @signals.reader }
         @signals.drain.each { |item| dispatch(item) }
         reap
-        murder_lazy_workers
+        @supervisor.check_timeouts
+        check_refork
         recycle_fat_workers
         advance_rollout
         end_drain_delay
         retry_metrics if @metrics_retry_at
-        refork if refork_due?
-        maintain_worker_count
-        @notes.tick(@children, @desired, @generation, stopping: @stopping || @leaving) if in_charge?
+        refork if !@stopping && !@leaving && @reforker.due?
+        @supervisor.refill(held: @reforker.held_slots) unless @stopping
+        @notes.tick(@children, desired, generation, stopping: @stopping || @leaving) if in_charge?
       end
 
       # The master systemd and the pid file know: not a new one before it
@@ -169,10 +182,8 @@ module Spindle
         when :QUIT then quit
         when :USR1 then start_rollout(@children.active.dup, "phased restart", reload: true)
         when :USR2 then hot_restart
-        when :TTIN then @desired += 1
-        when :TTOU then shrink
+        when :TTIN, :TTOU, :REFORK then command(item)
         when :HUP then reopen
-        when :REFORK then refork
         when :GC then @children.workers.each { |c| Message.send_to(c.channel, Message::RunGC.new(reason: "spindlectl")) }
         when Array then answer(*item)
         end
@@ -190,13 +201,28 @@ module Spindle
       end
 
       # A command that wants a reply: [:stats, reply] from the control
-      # endpoint, [:metrics, reply] from the metrics endpoint.
-      def answer(command, reply)
-        reply << case command
+      # endpoint, [:metrics, reply] from the metrics endpoint, and the
+      # commands that may be refused ([:TTOU, reply]: {} when done, or the
+      # refusal as an error).
+      def answer(asked, reply)
+        reply << case asked
                  when :stats then StatsReport.new(self, @config).to_h
                  when :metrics then StatsReport.new(self, @config).to_h(durations: true)
+                 when :TTIN, :TTOU, :REFORK then command(asked)&.then { |why| { "error" => why } } || {}
                  else { "error" => "unknown" }
                  end
+      end
+
+      # A signal, or its spindlectl command: nil when done, or why not (also
+      # logged, for the one who sent the signal).
+      def command(name)
+        refusal = case name
+                  when :TTIN then @supervisor.grow
+                  when :TTOU then @supervisor.shrink
+                  when :REFORK then refork
+                  end
+        @log.info("spindle: #{refusal}") if refusal
+        refusal
       end
 
       # --- messages -----------------------------------------------------------
@@ -217,24 +243,32 @@ module Spindle
         when Message::Checkin
           child.last_checkin = Process.clock_gettime(Process::CLOCK_MONOTONIC)
           child.checkin = message
+        when Message::Forked then child.pid ||= message.pid
         when Message::Booted then booted(child, message)
-        when Message::MoldReady then mold_ready(child, message)
+        when Message::MoldReady then @reforker.mold_ready(child, message)
+        when Message::Dumped then @supervisor.dumped(child)
         end
       end
 
+      # A worker dismissed before it booted (a rollout or a failed refork let
+      # it go) is told to drain now; one condemned meanwhile (too slow to
+      # boot) has its KILL coming.
       def booted(child, message)
         child.pid = message.pid
-        child.state = :serving
         child.booted_at = Time.now
         child.last_checkin = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-        @boot_failures = 0
+        return order_stop(child, :timed) if child.state == :retiring
+        return if child.state == :killed
+
+        child.state = :serving
+        @supervisor.booted
         @log.info("spindle: worker #{child.index} added (pid #{child.pid}, generation #{child.generation}); " \
                   "#{@children.count(&:serving?)} serving")
         return if @stopping # #stop ordered it already: it reads the order now
 
         Message.send_to(child.channel, Message::LeavePool.new(delay: @config.drain_delay)) if @leaving
 
-        tell_parent_to_drain if @parent_master && @children.active.count(&:serving?) >= @desired
+        tell_parent_to_drain if @parent_master && @children.active.count(&:serving?) >= desired
       end
 
       # A worker that died before it booted has no pid to reap by: its closed
@@ -245,7 +279,7 @@ module Spindle
         if child.pid
           child.channel_closed = true
         else
-          boot_failed(child)
+          @supervisor.boot_failed(child)
           @children.remove(child)
         end
       end
@@ -261,10 +295,10 @@ module Spindle
           child = @children.by_pid(pid)
           next unless child
 
-          boot_failed(child) if child.booting?
+          @supervisor.boot_failed(child) if child.booting?
           log_exit(child, pid, status)
-          refork_failed if child.state == :mold_pending && !@stopping
           @children.remove(child)
+          @reforker.exited(child, exit_status(status)) unless @stopping
         end
       rescue Errno::ECHILD
         nil
@@ -281,7 +315,8 @@ module Spindle
 
       def child_name(child)
         case child.state
-        when :mold_pending then "worker #{child.index} (becoming the mold of generation #{@generation + 1})"
+        when :mold_pending then "worker #{child.index} (becoming the mold of generation #{@reforker.target})"
+        when :mold_trial then "mold (generation #{child.generation}, its first worker not serving yet)"
         when :mold, :mold_retiring then "mold (generation #{child.generation})"
         else "worker #{child.index}"
         end
@@ -299,95 +334,28 @@ module Spindle
       # What an unexpected exit cost, for the log line.
       def mold_lost(child)
         case child.state
-        when :mold_pending
-          "; refork to generation #{@generation + 1} failed; the other workers keep serving, and " \
+        when :mold_pending, :mold_trial
+          "; refork to generation #{@reforker.target} failed; the other workers keep serving, and " \
             "#{@config.refork_after ? 'automatic reforks wait until one succeeds' : 'the next refork starts afresh'}"
         when :mold then "; until the next refork, new workers start from the master"
         end
-      end
-
-      # A refork whose mold-to-be died (its before_refork hook raised, or it
-      # was killed) ends there: generation stays, the other workers serve, and
-      # the empty slot gets a new worker. --refork-after would pick the next
-      # busiest worker at once and might kill it the same way, so it waits
-      # for the next generation; `spindlectl refork` still asks by hand.
-      def refork_failed
-        @refork_failures += 1
-        @auto_refork_held = @generation
       end
 
       # A new master whose worker cannot boot gives up at once: the old
       # master still serves the old code, and waiting would only leave a
       # second master holding the port with no worker.
       def boot_failed(child)
-        @boot_failures += 1
-        delay = [0.5 * (2**(@boot_failures - 1)), 30].min
-        @next_spawn_at = Process.clock_gettime(Process::CLOCK_MONOTONIC) + delay
-        @log.error("worker #{child.index} failed to boot (#{@boot_failures} in a row); next try in #{delay}s")
         give_up_takeover("worker #{child.index} failed to boot") if @parent_master && !@gave_up
-      end
-
-      def maintain_worker_count
-        return if @stopping || @children.any? { |c| c.state == :mold_pending }
-        return if Process.clock_gettime(Process::CLOCK_MONOTONIC) < @next_spawn_at
-
-        (@desired - @children.active.size).times { spawn_worker(@children.free_index(@desired)) }
-      end
-
-      def spawn_worker(index)
-        @restarts[index] = @restarts.key?(index) ? @restarts[index] + 1 : 0
-        @spawner.spawn(index)
-      end
-
-      # --worker-timeout bounds a worker's boot, its silence and its oldest
-      # request. Past it the worker is killed; maintain_worker_count replaces it.
-      def murder_lazy_workers
-        now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-        @children.to_a.each do |child|
-          if child.booting? then kill_slow_boot(child, now)
-          elsif child.pid && (child.serving? || child.state == :retiring) then kill_if_stuck(child, now)
-          end
-        end
-      end
-
-      # A boot that hangs would hold a rollout or a hot restart for ever. A
-      # worker forked by the mold has no pid yet: closing its channel is what
-      # tells it to go (its next message fails and it exits).
-      def kill_slow_boot(child, now)
-        return unless now - child.spawned_at > @config.worker_timeout
-
-        @log.error("worker #{child.index} did not boot within #{@config.worker_timeout}s; killing it")
-        kill(child, :KILL)
-        boot_failed(child)
-        @children.remove(child)
-      end
-
-      # :killed, so the next tick (before the reap) does not kill and log again.
-      def kill_if_stuck(child, now)
-        limit = @config.worker_timeout
-        silent = now - child.last_checkin
-        busy = child.checkin&.oldest_request_age.to_f
-        return unless silent > limit || busy > limit
-
-        @log.error("worker #{child.index} (pid #{child.pid}) is stuck (silent #{silent.round(1)}s, " \
-                   "oldest request #{busy.round(1)}s); killing it")
-        child.state = :killed
-        kill(child, :KILL)
       end
 
       def recycle_fat_workers
         limit = @config.worker_memory_limit
         now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-        return unless limit && !@rollout && now >= @next_memory_check
+        return unless limit && !@rollout && !@reforker.busy? && now >= @next_memory_check
 
         @next_memory_check = now + MEMORY_CHECK_EVERY
         fat = @children.active.find { |c| c.serving? && ProcessStats.memory(c.pid)&.fetch(:uss).to_i > limit * 1024 * 1024 }
         start_rollout([fat], "worker #{fat.index} over #{limit} MiB") if fat
-      end
-
-      def retire(child)
-        child.state = :retiring
-        order_stop(child, :timed)
       end
 
       def kill(child, signal)
@@ -396,19 +364,13 @@ module Spindle
         nil
       end
 
-      def shrink
-        return if @desired <= 1
-
-        @desired -= 1
-        victim = @children.active.max_by(&:index)
-        retire(victim) if victim
-      end
-
       # --- rollouts, reforks, restarts -----------------------------------------
 
       # reload: an operator's reload (USR1), which systemd hears of.
       def start_rollout(old, reason, reload: false)
         return @log.info("spindle: #{reason} waits: #{@rollout.reason} in progress") if @rollout
+        return @log.info("spindle: #{reason} waits: the refork to generation #{@reforker.target} is under way") if
+          @reforker.busy?
 
         @log.info("spindle: #{reason}: replacing #{old.size} worker(s) one at a time")
         @rollout = Rollout.new(old, reason)
@@ -419,7 +381,8 @@ module Spindle
       def advance_rollout
         return unless @rollout && !@stopping
 
-        outcome = @rollout.advance(spawn: ->(index) { spawn_worker(index) }, retire: ->(child) { retire(child) })
+        outcome = @rollout.advance(spawn: ->(index) { @supervisor.spawn(index) },
+                                   retire: ->(child) { @supervisor.dismiss(child) })
         return if outcome == :running
 
         said = if outcome == :done
@@ -432,46 +395,23 @@ module Spindle
         @rollout = nil
       end
 
-      def refork_due?
-        counts = @config.refork_after
-        return false if !counts || @rollout || @stopping || @leaving || @auto_refork_held == @generation
-        return false if @children.any? { |c| c.state == :mold_pending }
-
-        threshold = counts[[@generation, counts.size - 1].min]
-        @children.any? { |c| c.serving? && c.generation == @generation && c.requests >= threshold }
-      end
-
-      # The busiest worker of the current generation becomes the mold; capacity
-      # is one worker short until the new generation starts arriving.
+      # The busiest worker of the current generation becomes the mold
+      # (Reforker); capacity is one worker short until the new generation
+      # serves. nil, or why not.
       def refork
-        return if @rollout || @stopping || @leaving || @children.any? { |c| c.state == :mold_pending }
+        return "refork ignored: #{@rollout.reason} in progress" if @rollout
+        return "refork ignored: the master is stopping" if @stopping || @leaving
 
-        candidate = @children.select(&:serving?).max_by(&:requests)
-        return unless candidate
-
-        @log.info("spindle: refork: worker #{candidate.index} (#{candidate.requests} requests) becomes the mold")
-        candidate.state = :mold_pending
-        Message.send_to(candidate.channel, Message::BecomeMold.new(generation: @generation + 1))
+        @reforker.start
       end
 
-      def mold_ready(child, message)
-        previous = @children.mold
-        retire_mold(previous) if previous
-        child.state = :mold
-        child.pid = message.pid
-        child.generation = message.generation
-        @generation = message.generation
-        start_rollout(@children.active.select { |c| c.generation < @generation }, "refork to generation #{@generation}")
-      end
+      # Once the new generation's first worker serves, the older workers are
+      # replaced one at a time; "done" once they all are.
+      def check_refork
+        return if @stopping || @reforker.check != :proved
 
-      # End of stream on its channel, not a signal: the mold first carries
-      # out the orders already queued to it (workers the master counts on),
-      # then exits.
-      def retire_mold(mold)
-        mold.state = :mold_retiring
-        mold.channel.shutdown(Socket::SHUT_WR)
-      rescue IOError, SystemCallError
-        kill(mold, :TERM)
+        @log.info("spindle: refork to generation #{generation}: its first worker serves")
+        start_rollout(@children.active.select { |c| c.generation < generation }, "refork to generation #{generation}")
       end
 
       # --- hot restart ----------------------------------------------------------
@@ -549,7 +489,7 @@ module Spindle
         @parent_master = nil
         take_over_control
         take_over_pid_file
-        @notes.took_over(@desired)
+        @notes.took_over(desired)
         Process.kill(:QUIT, parent)
         @log.info("spindle: serving; told the previous master (pid #{parent}) to drain")
       rescue Errno::ESRCH
@@ -610,6 +550,12 @@ module Spindle
         exit!(1)
       end
 
+      # The Supervisor's and the Reforker's port: TERM, their "drain and go",
+      # is the worker's order to stop (#order_stop); other signals go as they are.
+      def signal_child(child, name)
+        name == :TERM ? order_stop(child, :timed) : kill(child, name)
+      end
+
       # how: :timed, :unlimited or :now (Message::Stop). A worker (also one
       # draining to become the mold) is told over its channel, never by a
       # signal: a signal sent to the whole process group (Ctrl-C, systemd
@@ -617,7 +563,7 @@ module Spindle
       # means "exit at once" to it (Signals). A mold serves nothing: TERM
       # ends it at once (a retiring one no longer reads its channel).
       def order_stop(child, how)
-        return kill(child, :TERM) if %i[mold mold_retiring].include?(child.state)
+        return kill(child, :TERM) if child.mold? && child.state != :mold_pending
 
         Message.send_to(child.channel, Message::Stop.new(how: how))
       end

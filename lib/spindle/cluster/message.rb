@@ -12,6 +12,10 @@ module Spindle
       # log_lines_dropped: Log#dropped_lines.
       Checkin = Struct.new(:pid, :requests, :in_flight, :oldest_request_age, :backlog, :gc, :durations,
                            :log_lines_dropped, keyword_init: true)
+      # worker → master, first thing after the fork: its pid. A worker forked
+      # by a mold has none the master knows of until then, and without one
+      # a boot that hangs could be neither asked for its threads nor killed.
+      Forked = Struct.new(:pid, keyword_init: true)
       # worker → master, once its engine is serving.
       Booted = Struct.new(:pid, :index, :generation, keyword_init: true)
       # master → worker: stop serving and become the mold of the next generation.
@@ -33,6 +37,9 @@ module Spindle
       Stop = Struct.new(:how, keyword_init: true)
       # master → worker: run a full GC now (spindlectl gc).
       RunGC = Struct.new(:reason, keyword_init: true)
+      # worker → master: the thread dump it was asked for (URG) is in the
+      # log; the master need not wait longer before its KILL.
+      Dumped = Struct.new(:pid, keyword_init: true)
 
       MAX_BYTES = 64 * 1024
 

@@ -25,7 +25,7 @@ module Spindle
       def advance(spawn:, retire:)
         @old.select! { |child| child.serving? || child.booting? }
         if @pending
-          return "worker #{@pending.index} #{@pending.booted_at ? 'died' : 'failed to boot'}" if @pending.exited?
+          return "worker #{@pending.index} #{@pending.booted_at ? 'died' : 'failed to boot'}" if @pending.lost?
           return :running unless @pending.serving?
 
           retire.call(@old.shift) unless @old.empty?

@@ -38,8 +38,10 @@ module Spindle
         @closes_in_child << io
       end
 
-      def spawn(index)
-        mold = @children.mold
+      # from: the mold to fork from (a refork's mold on trial); by default
+      # the current mold, or the master when there is none.
+      def spawn(index, from: nil)
+        mold = from || @children.mold
         mold ? from_mold(mold, index) : from_master(index)
       end
 

@@ -30,7 +30,8 @@ module Spindle
 
       def master_entry
         { "pid" => Process.pid, "started_at" => @master.started_at.utc.iso8601, "generation" => @master.generation,
-          "refork_failures" => @master.refork_failures, "workers_desired" => @master.desired, "engine" => @config.engine,
+          "refork_failures" => @master.refork_failures, "refork" => @master.reforker.report,
+          "workers_desired" => @master.desired, "engine" => @config.engine,
           "allocator" => ProcessStats.allocator, "malloc_arena_max" => ENV["MALLOC_ARENA_MAX"],
           "malloc_conf" => ENV["MALLOC_CONF"],
           "memory" => ProcessStats.memory }
@@ -38,17 +39,27 @@ module Spindle
 
       def child(c, durations)
         checkin = c.checkin
-        now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
         { "index" => c.index, "pid" => c.pid, "state" => c.state.to_s, "generation" => c.generation,
           "booted_at" => c.booted_at&.utc&.iso8601, "requests" => checkin&.requests.to_i,
-          "in_flight" => checkin&.in_flight.to_i, "backlog" => checkin&.backlog.to_i,
-          "last_checkin_age" => (now - c.last_checkin).round(3),
-          "oldest_request_age" => checkin&.oldest_request_age.to_f.round(3),
           "memory" => c.pid && ProcessStats.memory(c.pid), "gc" => checkin&.gc,
           "log_lines_dropped" => checkin&.log_lines_dropped || {},
-          "restarts" => @master.restarts.fetch(c.index, 0) }.tap do |entry|
+          "restarts" => @master.restarts.fetch(c.index, 0) }.merge(activity(c, checkin)).tap do |entry|
           entry["durations"] = checkin&.durations if durations
         end
+      end
+
+      # A mold serves nothing and does not check in: its last check-in, as a
+      # worker, would show requests long finished and an age that grows past
+      # --worker-timeout as if it were stuck. A worker becoming the mold still
+      # drains and checks in: its figures are live.
+      def activity(c, checkin)
+        return { "in_flight" => 0, "backlog" => 0, "last_checkin_age" => nil, "oldest_request_age" => 0.0 } if
+          c.mold? && c.state != :mold_pending
+
+        now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        { "in_flight" => checkin&.in_flight.to_i, "backlog" => checkin&.backlog.to_i,
+          "last_checkin_age" => (now - c.last_checkin).round(3),
+          "oldest_request_age" => checkin&.oldest_request_age.to_f.round(3) }
       end
 
       def totals(workers, children)

@@ -34,12 +34,13 @@ module Spindle
       def run
         Process.setproctitle("spindle worker #{@index} (generation #{@generation})")
         @log.become("worker #{@index}")
+        Message.send_to(@channel, Message::Forked.new(pid: Process.pid))
         @listeners.each { |listener| listener.tls&.refresh(@log) } # certificates changed since the fork
         @server = Server.new(@app, @config, @log, listeners: @listeners, multiprocess: true, slot: @index,
                                                   siblings: @siblings).prepare
         # The master times the drain delay (Message::LeavePool): a worker's
         # own stop signal drains at once.
-        @signals = @server.install_signals(Signals::WORKER, drain_delay: 0)
+        @signals = @server.install_signals(Signals::WORKER, drain_delay: 0).on_dump { dump_threads }
         @config.run_hooks(@generation.zero? ? :after_worker_fork : :after_refork, @index)
         Message.send_to(@channel, Message::Booted.new(pid: Process.pid, index: @index, generation: @generation))
         heartbeat = Thread.new { heartbeat_loop }
@@ -63,6 +64,13 @@ module Spindle
         @log.exception(e, "worker #{@index} heartbeat failed")
       end
 
+      # URG, from a master about to kill this worker (or the mold it is
+      # becoming): the dump, then word that the master need not wait longer.
+      def dump_threads
+        @server.dump_threads
+        Message.send_to(@channel, Message::Dumped.new(pid: Process.pid))
+      end
+
       def checkin
         tracker = @server.handler.tracker
         Message::Checkin.new(pid: Process.pid, requests: tracker.served, in_flight: tracker.in_flight,
@@ -75,6 +83,8 @@ module Spindle
         case message
         when nil then exit!(1) # the master closed our channel: it died
         when Message::BecomeMold
+          # No limit of its own: the master holds a mold-to-be to
+          # --worker-timeout (Reforker), as it does every worker.
           @mold_generation = message.generation
           @server.drain(nil)
         when Message::LeavePool then @server.leave_pool
@@ -88,10 +98,14 @@ module Spindle
       # signal thread takes in between cannot start a second drain in the
       # mold (which waited out the shutdown timeout while a stopping master
       # waited for it).
+      #
+      # The last check-in says it has drained (nothing in flight): from here
+      # the master gives its before_refork hook and warm-up --worker-timeout.
       def become_mold
         @signals.on_stop { exit!(0) }.on_force { exit!(0) }
         return if @signals.stopping?
 
+        Message.send_to(@channel, checkin)
         Mold.new(generation: @mold_generation, channel: @channel, app: @app, config: @config,
                  log: @log, listeners: @listeners, siblings: @siblings).run
       end

@@ -175,8 +175,11 @@ module Spindle
       Option.new(name: :worker_timeout, default: 60.0, cli: "--worker-timeout", arg: "SECONDS",
                  coerce: ->(v) { c.seconds(v, "worker_timeout") },
                  doc: "Cluster mode: kill and replace a worker that has not booted, has not checked in, or " \
-                      "whose oldest request has run, for this long. Alone (no -w) it does nothing, and " \
-                      "a warning at start says so."),
+                      "whose oldest request has run, for this long (it logs its threads first). " \
+                      "A refork is held to it too: the worker becoming the mold must drain, run " \
+                      "before_refork and warm up with no longer silence, and the first worker of " \
+                      "the new generation must boot within it, or the refork fails (docs/REFORKING.md). " \
+                      "Alone (no -w) it does nothing, and a warning at start says so."),
       Option.new(name: :refork_after, default: nil, cli: "--refork-after", arg: "N[,N2,...]",
                  coerce: ->(v) { c.count_list(v, "refork_after") },
                  doc: "Cluster mode: refork from a warmed worker once a worker of generation g has served " \

@@ -106,7 +106,7 @@ module Spindle
         out.family("spindle_generation", "gauge", "The newest worker generation (0 until the first refork).",
                    [[{}, master["generation"]]])
         out.family("spindle_refork_failures_total", "counter",
-                   "Reforks that failed because the worker becoming the mold died first.",
+                   "Reforks that failed: the worker becoming the mold died or missed --worker-timeout, or the new generation's first worker did not boot.",
                    [[{}, master["refork_failures"]]])
         out.family("spindle_master_start_time_seconds", "gauge", "When this master started, in seconds since the Unix epoch.",
                    [[{}, self.class.epoch(master["started_at"])]])

@@ -1,0 +1,191 @@
+# frozen_string_literal: true
+
+module Spindle
+  module Cluster
+    # The master's supervision of its workers: how many it keeps (TTIN/TTOU),
+    # a worker in every slot (refilled as soon as one is empty, whatever else
+    # goes on), the back-off after failed boots, and --worker-timeout (a boot
+    # that hangs, a worker that stops checking in or whose oldest request
+    # runs too long).
+    #
+    # A worker about to be killed is first asked to log what it is doing
+    # (URG: every thread's backtrace and its requests in flight), so a stuck
+    # worker says why before it goes. It gets DUMP_GRACE for that, or less if
+    # it reports the dump done (Message::Dumped); then KILL. Its slot is
+    # refilled at once: a condemned worker no longer counts.
+    #
+    # It reads the Children registry and acts through ports, so a test
+    # drives it with fake children, a fake clock and recording ports, without
+    # forking:
+    #   spawner.spawn(index, from:)  starts a worker in slot index (from: a
+    #                                mold; nil: the current mold or the master)
+    #   signal.call(child, name)     sends a signal to the child's process
+    #   clock.call                   monotonic seconds
+    class Supervisor
+      DUMP_GRACE = 2.0
+      FIRST_BACKOFF = 0.5
+      MAX_BACKOFF = 30
+
+      attr_reader :desired, :restarts
+
+      # on_boot_failure: called with each child that failed to boot (a new
+      # master gives up its takeover on the first).
+      def initialize(children:, spawner:, signal:, config:, log:, clock:, on_boot_failure: nil)
+        @children = children
+        @spawner = spawner
+        @signal = signal
+        @log = log
+        @clock = clock
+        @timeout = config.worker_timeout
+        @desired = config.workers
+        @on_boot_failure = on_boot_failure
+        @boot_failures = 0
+        @next_spawn_at = 0
+        @restarts = {} # worker index => processes started in that slot after its first
+      end
+
+      # --- the worker count -----------------------------------------------------
+
+      def grow
+        @desired += 1
+        nil
+      end
+
+      # nil, or why no worker was removed: a cluster with no worker would
+      # refuse every connection while it looks alive.
+      def shrink
+        return "remove-worker ignored: 1 worker is the fewest a cluster runs (stop the cluster to run none)" if
+          @desired <= 1
+
+        @desired -= 1
+        victim = @children.active.max_by(&:index)
+        retire(victim) if victim
+        nil
+      end
+
+      # Starts a worker in every empty slot. held: slots a refork keeps for
+      # the first worker of its new generation (Reforker#held_slots); every
+      # other empty slot is refilled now, from the current mold or the master,
+      # whatever a refork or a rollout is doing.
+      def refill(held: [])
+        return if @clock.call < @next_spawn_at
+
+        empty_slots(held).each { |index| spawn(index) }
+      end
+
+      def spawn(index, from: nil)
+        @restarts[index] = @restarts.key?(index) ? @restarts[index] + 1 : 0
+        @spawner.spawn(index, from: from)
+      end
+
+      # Told to drain (TERM); it no longer counts towards the slots.
+      def retire(child)
+        child.state = :retiring
+        @signal.call(child, :TERM)
+      end
+
+      # A worker the master no longer wants, booted or not: one forked by a
+      # mold that has not reported its pid yet is told to go by closing its
+      # channel (its next message fails and it exits).
+      def dismiss(child)
+        return retire(child) if child.pid
+
+        @children.remove(child)
+      end
+
+      # --- boots ------------------------------------------------------------------
+
+      # A worker that died or was killed before it served. Back-off: a broken
+      # app would otherwise be forked in a tight loop. The first worker of a
+      # refork's generation is the refork's failure (Reforker), not the app's:
+      # it neither delays the refill nor counts.
+      def boot_failed(child)
+        return if child.trial
+
+        @boot_failures += 1
+        delay = [FIRST_BACKOFF * (2**(@boot_failures - 1)), MAX_BACKOFF].min
+        @next_spawn_at = @clock.call + delay
+        @log.error("worker #{child.index} failed to boot (#{@boot_failures} in a row); next try in #{delay}s")
+        @on_boot_failure&.call(child)
+      end
+
+      def booted
+        @boot_failures = 0
+      end
+
+      # --- --worker-timeout -------------------------------------------------------
+
+      def check_timeouts
+        now = @clock.call
+        @children.to_a.each do |child|
+          if child.kill_at then kill_when_due(child, now)
+          elsif child.booting? then kill_slow_boot(child, now)
+          elsif child.pid && (child.serving? || child.state == :retiring) then kill_if_stuck(child, now)
+          end
+        end
+      end
+
+      # why: the error line. The child leaves the count at once (:killed);
+      # it is asked for its thread dump and killed after DUMP_GRACE, or as
+      # soon as it says the dump is written (#dumped).
+      def condemn(child, why)
+        @log.error(why)
+        child.state = :killed
+        return @children.remove(child) unless child.pid
+
+        @signal.call(child, :URG)
+        child.kill_at = @clock.call + DUMP_GRACE
+      end
+
+      def kill(child, name)
+        @signal.call(child, name)
+      end
+
+      # Message::Dumped: the child's dump is in the log.
+      def dumped(child)
+        kill_now(child) if child.kill_at
+      end
+
+      private
+
+      # Slots 0 … desired-1 with no worker and not held, as many as are
+      # missing. (During a rollout a slot briefly has two workers, the old
+      # one and its replacement: the count, not only the indexes, decides.)
+      def empty_slots(held)
+        active = @children.active
+        used = active.map(&:index)
+        missing = @desired - active.size - (held - used).size
+        return [] unless missing.positive?
+
+        taken = used | held
+        (0..).lazy.reject { |index| taken.include?(index) }.first(missing)
+      end
+
+      # A boot that hangs would hold a slot, a rollout or a hot restart for ever.
+      def kill_slow_boot(child, now)
+        return unless now - child.spawned_at > @timeout
+
+        condemn(child, "worker #{child.index} did not boot within #{@timeout}s; killing it")
+        boot_failed(child)
+      end
+
+      def kill_if_stuck(child, now)
+        silent = now - child.last_checkin
+        busy = child.checkin&.oldest_request_age.to_f
+        return unless silent > @timeout || busy > @timeout
+
+        condemn(child, "worker #{child.index} (pid #{child.pid}) is stuck (silent #{silent.round(1)}s, " \
+                       "oldest request #{busy.round(1)}s); logging its threads, then killing it")
+      end
+
+      def kill_when_due(child, now)
+        kill_now(child) if now >= child.kill_at
+      end
+
+      def kill_now(child)
+        child.kill_at = nil
+        @signal.call(child, :KILL)
+      end
+    end
+  end
+end
