@@ -35,15 +35,18 @@ module Spindle
       end
 
       # Waits (yielding) until one more connection may be accepted; returns
-      # the connections to close (#admitted) once it is. pending: clients
-      # already accepted whose fibers have not started (FiberLoop#start),
-      # which count towards the cap though not yet in the table.
-      def wait(pending = 0)
+      # the connections to close (#admitted) once it is. The block answers
+      # the clients already accepted whose fibers have not started
+      # (FiberLoop#start), which count towards the cap though not yet in the
+      # table. Asked again at every look: a count taken once went stale as
+      # those fibers started, and a loop that waited at the cap with its
+      # clients still queued counted them twice and never accepted again.
+      def wait(&pending)
         defer_to_other_loops if @share
-        defer_to_siblings(pending) if @deference
+        defer_to_siblings(pending.call) if @deference
         loop do
           @budget.wait_for_room
-          held = @connections.size + pending
+          held = @connections.size + pending.call
           victims = @policy.room(held, @connections.each_key, @max, &:waiting_for_client?)
           return victims if victims
 

@@ -118,7 +118,7 @@ module Spindle
         loop do
           listener.io.wait_readable
           @accept_burst.times do
-            victims = admission.wait(@starting)
+            victims = admission.wait { @starting }
             socket = accept(listener) or break
             admission.admitted(victims)
             place(socket, listener)
