@@ -50,8 +50,9 @@ module Spindle
                  coerce: ->(v) { c.positive_integer(v, "max_connections") },
                  doc: "The most connections one process holds open (hybrid splits it " \
                       "evenly among its loops). At it, a new client is let in by closing " \
-                      "the connections idle the longest (between requests, or never used); " \
-                      "while none is idle, new clients wait in the kernel backlog."),
+                      "the keep-alive connections idle the longest (then those silent for " \
+                      "1 s since accept); while none may go, new clients wait in the kernel " \
+                      "backlog, unread."),
       Option.new(name: :max_pending_output, default: 64, cli: "--max-pending-output", arg: "MIB",
                  coerce: ->(v) { c.positive_integer(v, "max_pending_output") },
                  doc: "The most response output one process holds for clients that have not " \

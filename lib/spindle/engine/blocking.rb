@@ -28,11 +28,6 @@ module Spindle
     class Blocking
       TICK = 1.0
       TURNS = 8
-      # Connections accepted per select by a process serving alone: one per
-      # select left a burst of new clients in the backlog behind every
-      # request of those already in. In a cluster it stays 1, so a sibling
-      # woken by the same connections gets its share.
-      ACCEPT_BURST = 32
 
       def self.multithread? = false
       def self.sizing(_config) = nil
@@ -48,8 +43,9 @@ module Spindle
         @budget = OutputBudget.for(config, log)
         @set_aside = [] # connections with a complete request, waiting for the budget or their turn
         @stopping = false
-        @loop = SelectorLoop.new(@selection, self, handler: handler, config: config, log: log,
-                                                   tick: TICK, accept_burst: config.workers <= 1 ? ACCEPT_BURST : 1,
+        policy = ConnectionPolicy.new(config)
+        @loop = SelectorLoop.new(@selection, self, handler: handler, config: config, log: log, tick: TICK,
+                                                   policy: policy, accept_burst: policy.accept_burst,
                                                    siblings: siblings)
       end
 

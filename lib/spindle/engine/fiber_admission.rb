@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require_relative "eviction"
+require_relative "connection_policy"
 require_relative "loop_share"
 require_relative "output_budget"
 require_relative "sibling_share"
@@ -12,58 +12,59 @@ module Spindle
     # loop ahead of the others lets them go first (LoopShare); it waits
     # while the process's output budget is spent (slow readers hold enough),
     # and at the loop's connection cap (its LoopShare#cap under hybrid) it
-    # names the connections idle the longest, to be closed once the new one
-    # is accepted (Eviction). While the loop is at the cap with none idle,
-    # it waits, looking again every FULL_RECHECK, and new clients wait in the
-    # kernel's backlog.
+    # names the connections to close once the new one is accepted
+    # (ConnectionPolicy#room: keep-alive ones waiting for their next request,
+    # the longest idle first). While the loop is at the cap with none to
+    # close, it waits, looking again every ConnectionPolicy::FULL_RECHECK,
+    # and new clients wait in the kernel's backlog.
     class FiberAdmission
-      FULL_RECHECK = 0.25
-
       # connections: Connection => the Async::Task serving it (the loop's own).
-      # share: hybrid's LoopShare (nil: a loop alone); siblings: a cluster
-      # worker's SiblingShare (nil: none).
-      def initialize(connections, handler, config, log, share: nil, siblings: nil)
+      # policy: the ConnectionPolicy; share: hybrid's LoopShare (nil: a loop
+      # alone); siblings: a cluster worker's SiblingShare (nil: none).
+      def initialize(connections, handler, config, log, policy:, share: nil, siblings: nil)
         @connections = connections
+        @policy = policy
         @share = share
         @siblings = siblings
         @deference = siblings&.deference
         @own = 0 # clients this loop took
         @others_stalled_at = nil # the others' count when they took none while this loop waited
         @handler = handler
-        @max = share ? share.cap(connections, config.max_connections) : config.max_connections
+        @max = share ? share.cap(connections, policy.cap) : policy.cap
         @budget = OutputBudget.for(config, log)
       end
 
       # Waits (yielding) until one more connection may be accepted; returns
-      # the connections to close (#admitted) once it is. pending: clients
-      # already accepted whose fibers have not started (FiberLoop#start),
-      # which count towards the cap though not yet in the table.
-      def wait(pending = 0)
+      # the connections to close (#admitted) once it is. The block answers
+      # the clients already accepted whose fibers have not started
+      # (FiberLoop#start), which count towards the cap though not yet in the
+      # table. Asked again at every look: a count taken once went stale as
+      # those fibers started, and a loop that waited at the cap with its
+      # clients still queued counted them twice and never accepted again.
+      def wait(&pending)
         defer_to_other_loops if @share
-        defer_to_siblings(pending) if @deference
+        defer_to_siblings(pending.call) if @deference
         loop do
           @budget.wait_for_room
-          return Eviction::NONE if @connections.size + pending < @max
+          held = @connections.size + pending.call
+          victims = @policy.room(held, @connections.each_key, @max, &:waiting_for_client?)
+          return victims if victims
 
-          victims = Eviction.pick(@connections.each_key, &:waiting_for_client?)
-          return victims unless victims.empty?
-
-          sleep FULL_RECHECK
+          sleep ConnectionPolicy::FULL_RECHECK
         end
       end
 
       # Once the new client is accepted: counts it (hybrid's LoopShare), and
-      # closes the connections #wait named that are still idle (stopping one
-      # lets other fibers run, and a client may have sent a request since).
-      # Their fibers are stopped at their wait, as DeadlineSweeper does.
+      # closes the connections #wait named that may still go
+      # (ConnectionPolicy#evict: stopping one lets other fibers run, and a
+      # client may have sent a request since). Their fibers are stopped at
+      # their wait, as DeadlineSweeper does.
       def admitted(victims)
         count_accepted if @share
         @siblings&.accepted!
-        victims.each do |conn|
+        @policy.evict(victims) do |conn|
           task = @connections[conn]
-          next unless task && conn.waiting_for_client? && Eviction.idle?(conn) && Eviction.quiet?(conn)
-
-          Timeouts.stop_and_expire(conn, task, @handler.writer)
+          Timeouts.stop_and_expire(conn, task, @handler.writer) if task && conn.waiting_for_client?
         end
       end
 

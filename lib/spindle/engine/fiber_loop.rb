@@ -12,6 +12,7 @@ require_relative "request_reader"
 require_relative "stall_detector"
 require_relative "deadline_sweeper"
 require_relative "fiber_admission"
+require_relative "connection_policy"
 require_relative "outbox"
 require_relative "deadlines"
 require_relative "inbox"
@@ -26,9 +27,10 @@ module Spindle
     # own concurrent work (Async { }, Async::Barrier) inside a request.
     #
     # It never holds more than max_connections: at the cap, a new client takes
-    # the place of the connections idle the longest, and while none is idle,
-    # or while slow readers hold the output budget, it stops accepting and the
-    # rest wait in the kernel's backlog (FiberAdmission).
+    # the place of the keep-alive connections idle the longest, and while none
+    # is idle, or while slow readers hold the output budget, it stops
+    # accepting and the rest wait in the kernel's backlog (FiberAdmission,
+    # ConnectionPolicy).
     #
     # Connection tasks are children of the loop's root task, never of the
     # acceptor that accepted them: a drain stops the acceptors, and Async stops
@@ -45,13 +47,6 @@ module Spindle
       # run: while its socket keeps having bytes, reading them never waits,
       # so its fiber never yielded and the loop served nobody else.
       TURNS = 8
-      # Connections a process serving alone accepts each time a listener is
-      # readable. One per wake-up left a burst of new clients in the backlog
-      # behind every request of those already in (hello at c=256: p99
-      # 745-948 ms, 160-393 ms with 32). In a cluster it stays 1, so a
-      # sibling woken by the same connections gets its share. hybrid's loops
-      # split it, and take turns (LoopShare).
-      ACCEPT_BURST = 32
 
       # share: hybrid's LoopShare, for the loops of one process on the same
       # listeners; nil for a loop alone. siblings: a cluster worker's
@@ -69,7 +64,9 @@ module Spindle
         @served_at = 0.0 # when this loop last finished a request (hybrid)
         @detector = nil
         @siblings = siblings
-        @accept_burst = config.workers <= 1 ? [ACCEPT_BURST / (share&.loops || 1), 1].max : 1
+        @policy = ConnectionPolicy.new(config)
+        # hybrid's loops split the burst, and take turns (LoopShare).
+        @accept_burst = @policy.accept_burst(loops: share&.loops || 1)
         @starting = 0 # accepted, their fibers queued (#start)
         @placed = 0 # hybrid: clients LoopShare#place counted on this loop
         @wake_r, @wake_w = IO.pipe
@@ -117,11 +114,12 @@ module Spindle
       private
 
       def accept_loop(listener)
-        admission = FiberAdmission.new(@connections, @handler, @config, @log, share: @share, siblings: @siblings)
+        admission = FiberAdmission.new(@connections, @handler, @config, @log, policy: @policy, share: @share,
+                                                                              siblings: @siblings)
         loop do
           listener.io.wait_readable
           @accept_burst.times do
-            victims = admission.wait(@starting)
+            victims = admission.wait { @starting }
             socket = accept(listener) or break
             admission.admitted(victims)
             place(socket, listener)

@@ -39,7 +39,6 @@ module Spindle
     # Ruby 3.3: p99 0.1-1.4 s against a median of 3 ms).
     class Reactor
       TICK = 0.5
-      ACCEPT_BURST = 32
       SIBLING_FIRST = 0.01
 
       # park: where the pool leaves idle keep-alive connections (Park), taken

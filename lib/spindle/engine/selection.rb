@@ -2,7 +2,6 @@
 
 require "nio"
 require_relative "timeouts"
-require_relative "eviction"
 require_relative "lingering_close"
 
 module Spindle
@@ -17,15 +16,7 @@ module Spindle
     # write it (writable); #flush finishes such a response here, so no thread
     # waits on the client, and then acts on the response's outcome (the
     # Handler's): :keep_alive watches for the next request, :close closes.
-    #
-    # At the connection cap, #room names the idle connections to close so a
-    # new client fits (Eviction); when none is idle, #full? says so for a
-    # moment, and the engine stops watching the listeners meanwhile (they
-    # would otherwise wake every select with a client it cannot take).
     class Selection
-      # While full, look for a newly idle connection this often.
-      FULL_RECHECK = 0.25
-
       # writer: what words a 408 (Timeouts.expire); deadlines: Deadlines.
       def initialize(listeners, writer, deadlines)
         @listeners = listeners
@@ -37,12 +28,13 @@ module Spindle
         @tls_writing = {}.compare_by_identity # TLS Connections watched for room to finish a read
         @accepting = false
         @next_expiry = 0
-        @full_until = 0
         @retire = method(:retire) # a 408's lingering close (Timeouts.expire)
       end
 
       def size = @conns.size
       def empty? = @conns.empty?
+      # The connections watched (for the cap: ConnectionPolicy#room).
+      def connections = @conns.each_value
       attr_reader :accepting
       alias accepting? accepting # an attribute reader's alias stays as cheap: asked after every select
 
@@ -173,32 +165,6 @@ module Spindle
           Timeouts.expire(conn, @writer, @retire)
         end
       end
-
-      # The connections to close before one more is let in under max: none
-      # below it; at it, those idle the longest (Eviction). When none here is
-      # idle, the block (if given) may bring idle connections it holds
-      # elsewhere into the selection (true when it did), and they are looked
-      # at too. nil when at max with none idle: #full? then holds for
-      # FULL_RECHECK.
-      def room(max)
-        return Eviction::NONE if @conns.size < max
-
-        victims = Eviction.pick(@conns.each_value)
-        victims = Eviction.pick(@conns.each_value) if victims.empty? && block_given? && yield
-        return victims unless victims.empty?
-
-        @full_until = Timeouts.now + FULL_RECHECK
-        nil
-      end
-
-      # Closes what #room named, once the new client is accepted (so that a
-      # client another process took costs nobody their connection).
-      def evict(victims)
-        victims.each { |conn| drop(conn) }
-      end
-
-      # At max with no idle connection to close, as #room last found.
-      def full?(max) = @conns.size >= max && Timeouts.now < @full_until
 
       # Out of descriptors: frees the one whose deadline is nearest.
       def drop_oldest

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "selection"
+require_relative "connection_policy"
 require_relative "outbox"
 require_relative "output_budget"
 require_relative "sibling_share"
@@ -31,8 +32,9 @@ module Spindle
     # or while the strategy says no, the listeners are not watched (from the
     # first connection that arrives meanwhile: #accept leaves it and unwatches
     # them), so new connections wait in the kernel's backlog (where other
-    # processes can take them) instead of in this process. At the cap, a new client takes the
-    # place of the connections idle the longest (Selection#room).
+    # processes can take them) instead of in this process. At the cap, a new
+    # client takes the place of the keep-alive connections idle the longest
+    # (ConnectionPolicy#room); with none, it stays in the backlog (#full?).
     #
     # In a cluster, the workers wait on the same listeners, and the one that
     # wakes first takes what is in the backlog: with the threads engine's
@@ -45,22 +47,25 @@ module Spindle
     class SelectorLoop
       BACK_OFF = 0.5
 
-      # tick: the longest select; accept_burst: connections accepted per
-      # readable listener before looking at the others; siblings: a cluster
-      # worker's SiblingShare (nil: none).
-      def initialize(selection, strategy, handler:, config:, log:, tick:, accept_burst:, siblings:)
+      # tick: the longest select; policy: the ConnectionPolicy; accept_burst:
+      # connections accepted per readable listener before looking at the
+      # others (the policy's, for this engine); siblings: a cluster worker's
+      # SiblingShare (nil: none).
+      def initialize(selection, strategy, handler:, config:, log:, tick:, policy:, accept_burst:, siblings:)
         @selection = selection
         @strategy = strategy
         @handler = handler
         @config = config
         @log = log
         @tick = tick
+        @policy = policy
         @accept_burst = accept_burst
         @siblings = siblings
         @deference = siblings&.deference
         @budget = OutputBudget.for(config, log)
         @stopping = false
         @paused_until = nil # accepting pauses: out of descriptors, or siblings first
+        @full_until = 0 # at the cap with nothing to close (#room), until then
       end
 
       def run
@@ -92,11 +97,11 @@ module Spindle
       def accept(listener)
         @accept_burst.times do
           return @selection.unwatch_listeners unless accept?
-          return unless (victims = @selection.room(limit) { @strategy.make_room })
+          return unless (victims = room)
           return pause(SiblingShare::OTHERS_FIRST) if @deference&.defer?(held)
 
           socket = listener.accept_nonblock or return
-          @selection.evict(victims)
+          @policy.evict(victims) { |conn| @selection.drop(conn) }
           @selection.watch(@handler.open_connection(socket, listener, Outbox.new(socket, @config)))
           @siblings&.accepted!(held)
         end
@@ -141,15 +146,26 @@ module Spindle
       end
 
       def accept?
-        !@stopping && @strategy.accept? && !@budget.over? && !@selection.full?(limit) &&
+        !@stopping && @strategy.accept? && !@budget.over? && !full? &&
           !(@paused_until && Timeouts.now < @paused_until)
       end
 
-      # What the selection may hold: the cap less the connections away from it
-      # (in the pool, being served). Counting only the selection let the
-      # threads engine pass the cap by a pool's worth, and let a client in
-      # without closing an idle one while its last request was still away.
-      def limit = @config.max_connections - @strategy.away
+      # The connections to close so one more fits (ConnectionPolicy#room),
+      # counting those away from the selection (in the pool, being served):
+      # counting only the selection let the threads engine pass the cap by a
+      # pool's worth. When none in the selection may go, the strategy brings
+      # back the idle ones it holds away (make_room), and they are looked at
+      # too. nil when none may go: #full? then holds for FULL_RECHECK.
+      def room
+        victims = @policy.room(held, @selection.connections)
+        victims ||= @policy.room(held, @selection.connections) if @strategy.make_room
+        @full_until = Timeouts.now + ConnectionPolicy::FULL_RECHECK unless victims
+        victims
+      end
+
+      # At the cap with no connection to close, as #room last found: new
+      # clients wait in the backlog, unread.
+      def full? = held >= @policy.cap && Timeouts.now < @full_until
 
       # Open connections: in the selection, or away from it.
       def held = @selection.size + @strategy.away

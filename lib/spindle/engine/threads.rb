@@ -63,8 +63,9 @@ module Spindle
         @park = Park.new
         @pool = pool(config)
         reactor = Reactor.new(selection, @reader, @deadlines, @pool, @mailbox, @park, alone: config.workers <= 1)
-        @loop = SelectorLoop.new(selection, reactor, handler: handler, config: config, log: log,
-                                                     tick: Reactor::TICK, accept_burst: Reactor::ACCEPT_BURST,
+        policy = ConnectionPolicy.new(config)
+        @loop = SelectorLoop.new(selection, reactor, handler: handler, config: config, log: log, tick: Reactor::TICK,
+                                                     policy: policy, accept_burst: policy.accept_burst(gated: true),
                                                      siblings: siblings)
       end
 
