@@ -27,7 +27,7 @@ module Spindle
       values.merge!(file_values)
       values.merge!(cli_values)
       values[:binds] = default_binds if default_binds && values[:binds].empty? && values[:port].nil?
-      new(values, given: file_values.keys | cli_values.keys)
+      new(values, file_values.keys | cli_values.keys)
     end
 
     # The file's values without what the command line overrides: `-p 8080`
@@ -40,8 +40,9 @@ module Spindle
     private_class_method :layer
 
     # given: the options a layer set (the file or the command line), as
-    # opposed to defaults; all of values when built directly.
-    def initialize(values, given: values.keys)
+    # opposed to defaults; all of values when built directly. (Positional:
+    # Config.new(loops: 2) passes a Hash, never keywords.)
+    def initialize(values, given = values.keys)
       @given = given - [:hooks]
       @hooks = values.delete(:hooks) || {}
       unknown = values.keys - BY_NAME.keys

@@ -28,9 +28,10 @@ module Spindle
     end
 
     # Raises Listener::Error when the endpoint cannot listen. A successor
-    # (USR2) takes a unix socket over from its predecessor at once, and
-    # waits for a TCP port until the predecessor lets it go, which it does
-    # when it starts to drain (SingleServices#draining).
+    # (USR2), once it serves, takes a unix socket over from its predecessor
+    # at once (ControlServer#prepare_unix_path), and waits for a TCP port
+    # until the predecessor lets it go, which it does when it starts to
+    # drain (SingleServices#draining).
     def start(successor: false)
       return @endpoint.start && self unless successor
 

@@ -19,12 +19,20 @@ module Spindle
     end
 
     # Raises Listener::Error when an endpoint cannot listen. successor: this
-    # process was started by a USR2 and waits for its predecessor's addresses.
+    # process was started by a USR2 and waits for its predecessor's
+    # addresses; its control endpoint waits until #took_over, as a new
+    # cluster master's does: should it fail before it serves, its
+    # predecessor must still answer spindlectl.
     def start(successor:)
       @metrics&.start(successor: successor)
-      @control&.start(successor: successor)
+      @control&.start unless successor
       @memory&.start
       self
+    end
+
+    # A successor serves, and has told its predecessor to drain.
+    def took_over
+      @control&.start(successor: true)
     end
 
     # The process drains. Handing over to a successor, it lets the

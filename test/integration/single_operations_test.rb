@@ -57,14 +57,23 @@ class SingleOperationsTest < SpindleIntegrationTest
     wait_until("the new process stops") { gone?(successor) }
   end
 
-  def test_a_tcp_control_endpoint_alone_needs_its_token
+  # Over TCP, the new process of a hot restart takes the port once the old
+  # one lets it go, when it starts to drain.
+  def test_a_tcp_control_endpoint_alone_needs_its_token_and_moves_on_hot_restart
     port = free_port
     process = spawn_server("--control", "tcp://127.0.0.1:#{port}", "--control-token", "t", "-b", LOOPBACK,
                            app_path("systemd"))
-    out, = Open3.capture2e(CTL, "--control", "tcp://127.0.0.1:#{port}", "--token", "t", "--json", "stats")
-    assert_equal process.pid, JSON.parse(out).dig("master", "pid"), out
+    assert_equal process.pid, tcp_stats(port, "t").dig("master", "pid")
     out, = Open3.capture2e(CTL, "--control", "tcp://127.0.0.1:#{port}", "--token", "x", "stats")
     assert_match(/bad token/, out)
+
+    process.signal(:USR2)
+    successor = wait_until("the new process answers spindlectl") do
+      pid = tcp_stats(port, "t")&.dig("master", "pid")
+      pid != process.pid && pid
+    end
+    Process.kill(:TERM, successor)
+    wait_until("the new process stops") { gone?(successor) }
   end
 
   # Alone, passing the limit is a hot restart of the process itself: its
@@ -108,6 +117,13 @@ class SingleOperationsTest < SpindleIntegrationTest
 
   def ctl(*args)
     Open3.capture2e(CTL, "--control", "unix://#{@control}", "--timeout", "10", *args)
+  end
+
+  # The report, or nil while nothing answers on the port.
+  def tcp_stats(port, token)
+    out, status = Open3.capture2e(CTL, "--control", "tcp://127.0.0.1:#{port}", "--token", token, "--timeout", "10",
+                                  "--json", "stats")
+    status.success? ? JSON.parse(out) : nil
   end
 
   def ctl_json(command)
