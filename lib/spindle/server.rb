@@ -203,8 +203,8 @@ module Spindle
       @log.announce(startup_line)
       return unless predecessor
 
+      @services.taking_over
       SingleRestart.tell_predecessor(predecessor, @log)
-      @services.took_over
     end
 
     # QUIT while a successor runs is that successor taking over (it told

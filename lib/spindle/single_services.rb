@@ -20,7 +20,7 @@ module Spindle
 
     # Raises Listener::Error when an endpoint cannot listen. successor: this
     # process was started by a USR2 and waits for its predecessor's
-    # addresses; its control endpoint waits until #took_over, as a new
+    # addresses; its control endpoint waits until #taking_over, as a new
     # cluster master's does: should it fail before it serves, its
     # predecessor must still answer spindlectl.
     def start(successor:)
@@ -30,8 +30,10 @@ module Spindle
       self
     end
 
-    # A successor serves, and has told its predecessor to drain.
-    def took_over
+    # A successor serves, and is about to tell its predecessor to drain: a
+    # unix control socket is taken over from the predecessor now, while it
+    # still answers on it (SingleControl#start).
+    def taking_over
       @control&.start(successor: true)
     end
 
