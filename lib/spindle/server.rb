@@ -215,7 +215,10 @@ module Spindle
       @notifier.ready(status: "serving (engine #{@config.engine})", main_pid: predecessor && Process.pid)
       @watchdog = Systemd::Watchdog.from_env(@notifier)&.start_thread
       @log.announce(startup_line)
-      SingleRestart.tell_predecessor(predecessor, @log) if predecessor
+      return unless predecessor
+
+      @services.taking_over
+      SingleRestart.tell_predecessor(predecessor, @log)
     end
 
     # QUIT while a successor runs is that successor taking over (it told

@@ -28,11 +28,17 @@ module Spindle
     end
 
     # Raises Listener::Error when the endpoint cannot listen. A successor
-    # (USR2) takes a unix socket over from its predecessor at once, and
-    # waits for a TCP port until the predecessor lets it go, which it does
-    # when it starts to drain (SingleServices#draining).
+    # (USR2), once it serves and before it tells its predecessor to drain,
+    # takes a unix socket over at once (ControlServer#prepare_unix_path),
+    # while the predecessor's file is still there to replace: the
+    # predecessor then leaves the new file alone. A TCP port the
+    # predecessor still holds is waited for until it lets it go, which it
+    # does when it starts to drain (SingleServices#draining).
     def start(successor: false)
-      return @endpoint.start && self unless successor
+      @endpoint.start
+      self
+    rescue Listener::Error
+      raise unless successor
 
       @waiter = Thread.new { start_when_free }
       self

@@ -19,12 +19,22 @@ module Spindle
     end
 
     # Raises Listener::Error when an endpoint cannot listen. successor: this
-    # process was started by a USR2 and waits for its predecessor's addresses.
+    # process was started by a USR2 and waits for its predecessor's
+    # addresses; its control endpoint waits until #taking_over, as a new
+    # cluster master's does: should it fail before it serves, its
+    # predecessor must still answer spindlectl.
     def start(successor:)
       @metrics&.start(successor: successor)
-      @control&.start(successor: successor)
+      @control&.start unless successor
       @memory&.start
       self
+    end
+
+    # A successor serves, and is about to tell its predecessor to drain: a
+    # unix control socket is taken over from the predecessor now, while it
+    # still answers on it (SingleControl#start).
+    def taking_over
+      @control&.start(successor: true)
     end
 
     # The process drains. Handing over to a successor, it lets the

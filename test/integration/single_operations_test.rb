@@ -50,21 +50,32 @@ class SingleOperationsTest < SpindleIntegrationTest
     old = app_report(process)["pid"]
     assert_equal({ "ok" => "hot-restart" }, ctl_json("hot-restart"))
     successor = wait_until("the new process answers") { (pid = app_report(process)["pid"]) != old && pid }
-    wait_until("the new process answers spindlectl") { ctl_json("stats").dig("master", "pid") == successor }
+    # (The socket file is replaced as the new process takes it over: a call
+    # in that instant finds none.)
+    wait_until("the new process answers spindlectl") { ctl_json("stats")&.dig("master", "pid") == successor }
     wait_until("the previous process exits") { !process.alive? }
 
     assert_equal({ "ok" => "stop" }, ctl_json("stop"))
     wait_until("the new process stops") { gone?(successor) }
   end
 
-  def test_a_tcp_control_endpoint_alone_needs_its_token
+  # Over TCP, the new process of a hot restart takes the port once the old
+  # one lets it go, when it starts to drain.
+  def test_a_tcp_control_endpoint_alone_needs_its_token_and_moves_on_hot_restart
     port = free_port
     process = spawn_server("--control", "tcp://127.0.0.1:#{port}", "--control-token", "t", "-b", LOOPBACK,
                            app_path("systemd"))
-    out, = Open3.capture2e(CTL, "--control", "tcp://127.0.0.1:#{port}", "--token", "t", "--json", "stats")
-    assert_equal process.pid, JSON.parse(out).dig("master", "pid"), out
+    assert_equal process.pid, tcp_stats(port, "t").dig("master", "pid")
     out, = Open3.capture2e(CTL, "--control", "tcp://127.0.0.1:#{port}", "--token", "x", "stats")
     assert_match(/bad token/, out)
+
+    process.signal(:USR2)
+    successor = wait_until("the new process answers spindlectl") do
+      pid = tcp_stats(port, "t")&.dig("master", "pid")
+      pid != process.pid && pid
+    end
+    Process.kill(:TERM, successor)
+    wait_until("the new process stops") { gone?(successor) }
   end
 
   # Alone, passing the limit is a hot restart of the process itself: its
@@ -87,6 +98,7 @@ class SingleOperationsTest < SpindleIntegrationTest
     File.write(config, "before_fork { }\nafter_worker_fork { |i| }\n")
     process = spawn_server("-C", config, "--worker-timeout", "5", "--refork-after", "100", "-b", LOOPBACK,
                            app_path("systemd"))
+    assert process.wait_for_output(/the after_worker_fork hook does nothing/), process.output # stderr: its own pipe
     warnings = process.output.lines.grep(/ WARN /)
     [/worker_timeout \(--worker-timeout\) does nothing without workers \(-w N\): it is how a master kills/,
      /refork_after \(--refork-after\) does nothing without workers \(-w N\)/,
@@ -110,8 +122,16 @@ class SingleOperationsTest < SpindleIntegrationTest
     Open3.capture2e(CTL, "--control", "unix://#{@control}", "--timeout", "10", *args)
   end
 
+  # The report, or nil while nothing answers on the port.
+  def tcp_stats(port, token)
+    out, status = Open3.capture2e(CTL, "--control", "tcp://127.0.0.1:#{port}", "--token", token, "--timeout", "10",
+                                  "--json", "stats")
+    status.success? ? JSON.parse(out) : nil
+  end
+
+  # The answer, or nil when spindlectl reached nothing.
   def ctl_json(command)
     out, = ctl("--json", command)
-    JSON.parse(out)
+    out.start_with?("spindlectl: cannot reach") ? nil : JSON.parse(out)
   end
 end

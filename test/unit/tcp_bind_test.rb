@@ -65,6 +65,15 @@ class TcpBindTest < Minitest::Test
     assert_empty notes if ipv6_loopback?
   end
 
+  # The log line for an address skipped while others bound.
+  def test_a_skipped_address_is_said_with_why
+    failure = Spindle::Listener::BindFailure
+    assert_equal "tcp://localhost:80: not listening on [::1]: IPv6 is off on this machine (address family not supported by protocol)",
+                 failure.skipped("tcp://localhost:80", Addrinfo.tcp("::1", 80), Errno::EAFNOSUPPORT.new)
+    assert_equal "tcp://web:80: not listening on 192.0.2.1: not an address of this machine",
+                 failure.skipped("tcp://web:80", Addrinfo.tcp("192.0.2.1", 80), Errno::EADDRNOTAVAIL.new)
+  end
+
   private
 
   def keep(sockets)
