@@ -153,8 +153,9 @@ module Spindle
       @lock.synchronize { @sessions.delete(Thread.current) }
     end
 
-    # #busy writes what fits an empty socket buffer, never waiting. The
-    # request was read whole, so closing sends no reset over the answer.
+    # #busy writes what fits an empty socket buffer, never waiting. A client
+    # turned away at the cap had its request read whole, so closing sends no
+    # reset over the answer; one dropped while still sending may lose it.
     def turn_away(client)
       busy(client)
     rescue SystemCallError, IOError

@@ -13,8 +13,8 @@ module Spindle
     # Waiting clients are bounded (capacity): one more drops the one that
     # has waited longest. An operator's spindlectl sends its line as it
     # connects, so a flood of silent connections pushes out only each other.
-    # (Before, a thread per client and a pause on each refused one let 1,000
-    # silent clients keep `stats` unanswered for over a minute.)
+    # (Before, a thread per client and a pause on each one refused past the
+    # cap let a crowd of silent clients keep `stats` unanswered while it lasted.)
     #
     # Each client leaves with an outcome, handed to deliver (a block:
     # client, outcome, bytes): :request (shape.complete says the bytes are a
