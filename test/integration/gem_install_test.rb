@@ -92,6 +92,9 @@ class GemInstallTest < Minitest::Test
       assert File.file?(File.join(sandbox[:gem_dir], file)), "the gem lacks #{file}"
     end
     refute File.exist?(File.join(sandbox[:gem_dir], "Gemfile")), "an installed gem must not look like a checkout"
+    # The repository's own tooling (the apt-get installer of bin/test, bin/fuzz, bench/) stays in the checkout.
+    refute File.exist?(File.join(sandbox[:gem_dir], "tools")), "the gem ships the repository's tools/"
+    assert_empty Dir[File.join(sandbox[:gem_dir], "**", "system_packages.rb")], "the gem ships the apt-get installer"
     assert File.executable?(File.join(sandbox[:gem_home], "bin", "spindlectl"))
   end
 

@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "../../lib/spindle/bootstrap"
-require_relative "../../lib/spindle/system_packages"
+require_relative "../../tools/system_packages"
 
 # Installs the bundles of the apps in test/apps/ (a Sinatra and a Rails app,
 # each with its own Gemfile and lock), so a fresh machine can run their tests.

@@ -3,7 +3,7 @@
 require "fileutils"
 require_relative "paths"
 require_relative "log"
-require File.join(Bench::Paths::ROOT, "lib", "spindle", "system_packages")
+require File.join(Bench::Paths::ROOT, "tools", "system_packages")
 
 module Bench
   # First-use installs: Debian packages through the repository's one

@@ -3,7 +3,9 @@
 module Spindle
   # Installs Debian packages that tests and benchmarks need (the server itself
   # needs none). A fresh machine has only Ruby, so bin/test installs what its
-  # tests use rather than skipping them.
+  # tests use rather than skipping them. It is the repository's tooling, not
+  # the server's: it lives outside lib/, so the gem does not ship it, and it
+  # needs nothing but Ruby, since bin/test loads it before any gem is installed.
   module SystemPackages
     module_function
 
