@@ -13,11 +13,12 @@ module Spindle
   # of work. Unpinned, each handoff of the GVL wakes the next thread wherever
   # the kernel places it, and that core's worth is spread over every core in
   # short runs that push aside whatever else runs there. A database on the
-  # same host is what waited: on the blog page under hybrid at one process
-  # on Ruby 3.3, PostgreSQL's backends waited up to 20-60 ms for a core, and
-  # the p99 was 11-28 ms against fibers' 3.3-4.5; pinned, 4.5-4.9 ms. On
+  # same host is what waited: its backends waited for a core, and a
+  # database-backed page's tail under hybrid grew to several times that of
+  # the one-thread fibers engine; pinned, it came back close to it. On
   # the Rails page both threaded engines served more pinned (ENGINES.md,
-  # which also says where it cost threads).
+  # which also says where it cost threads; the figures: PERFORMANCE.md,
+  # "The figures behind lib/'s comments").
   module CpuAffinity
     class << self
       # The CPUs this process may use (taskset's, a cpuset's), read once,
@@ -43,8 +44,8 @@ module Spindle
       # Returns that CPU, or nil where CPUs cannot be chosen.
       #
       # Why not the whole process: under the threads engine the reactor
-      # then shares the pool's CPU. On the blog page (light requests) that
-      # cost a tenth of the throughput one day; with only the pool pinned,
+      # then shares the pool's CPU. On light requests that cost throughput
+      # (PERFORMANCE.md, "The figures behind lib/'s comments"); with only the pool pinned,
       # the reactor and PostgreSQL ran beside it, the tail stayed short,
       # and the Rails page kept the gain (ENGINES.md).
       def pin_app(slot, base: 0)

@@ -31,7 +31,8 @@ module Spindle
     # The base env is made with that room; each connection's template (a
     # merge) and each request's env (a copy) keep it. A template whose base
     # was a literal had room for 16, so every env grew (and rehashed its
-    # entries) at its 17th: 2.3 % of a hello request's instructions. The
+    # entries) at its 17th, a cost every request paid (PERFORMANCE.md,
+    # "The figures behind lib/'s comments"). The
     # room costs 416 bytes per connection (the template is 928, not 512).
     ENV_ROOM = 32
     # Refused PROXY headers are logged once, then at most once per this many

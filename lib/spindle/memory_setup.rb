@@ -38,12 +38,12 @@ module Spindle
     # C extensions' objects) reach twice their count after the last one. A
     # minor GC makes old every such object it finds alive, and while a
     # process interleaves requests each one in flight holds some: a Rails
-    # worker serving 8 at a time (fibers, Ruby 3.1 + YJIT) ran 57-63 major
-    # GCs in 24 s, all for that reason, against 11 for one at a time. Ruby
+    # worker serving several at a time ran several times the major GCs of
+    # one serving one at a time, all for that reason. Ruby
     # 3.3 raised that limit to at least 1 % of the old objects and gave most
     # core classes their write barrier; before 3.3 the limit follows only
-    # the old-object factor. 8 (Ruby's default is 2) took those workers to
-    # 14-17 major GCs and 1.13-1.18x the requests, RSS within 1 %.
+    # the old-object factor. 8 (Ruby's default is 2) took those workers
+    # back to a few major GCs and served more requests at the same RSS.
     # Measurements: docs/MEMORY.md, "Major GCs before Ruby 3.3".
     OLD_OBJECT_FACTOR = { "RUBY_GC_HEAP_OLDOBJECT_LIMIT_FACTOR" => "8" }.freeze
 

@@ -7,11 +7,11 @@ module Spindle
   # that getpeername(2) returns, with the same text getnameinfo(3) would give.
   #
   # Not Socket.unpack_sockaddr_in: on Ruby 3.3 every getnameinfo runs in a
-  # thread of its own, with the GVL let go meanwhile. That cost 38 us per call
-  # against 0.5 us on Ruby 3.1; every accepted connection paid it, and the
-  # engines' accepting thread then waited for the GVL behind the others: the
-  # fibers engine took 400 ms to take in 256 new clients (Ruby 3.1: under
-  # 100 ms), and their first requests, hello at c=256, put p99 at 100-220 ms.
+  # thread of its own, with the GVL let go meanwhile. That cost many times
+  # what it costs on Ruby 3.1; every accepted connection paid it, and the
+  # engines' accepting thread then waited for the GVL behind the others, so
+  # a burst of new clients was taken in slowly and their first requests
+  # waited (PERFORMANCE.md, "The figures behind lib/'s comments").
   #
   # A link-local IPv6 peer (a scope id) still goes through getnameinfo, which
   # names the interface; so does any family but IPv4 and IPv6, and any

@@ -13,8 +13,8 @@ module Spindle
   # from others (a worker's check-in, the stats endpoint). Several serving
   # threads (threads, hybrid) take a lock to count. One serving thread
   # (blocking, fibers: one_thread) takes none: the two Mutex#synchronize
-  # per request were 1,859 of blocking's 60,041 instructions on hello, and
-  # 1,123 of fibers' 63,622 (bench/instructions, cf07426 against 649bc1b).
+  # per request were a measurable share of a hello request's instructions
+  # (PERFORMANCE.md, "The figures behind lib/'s comments").
   # Readers take no lock in either case: each reads in one call that holds
   # the GVL throughout (Hash#size, #keys, #values, Array#dup), never
   # iterating while a serving thread may insert.

@@ -38,8 +38,9 @@ module Spindle
     # every request in flight (a 500 and an "app raised" line instead of the
     # response). No Async::Barrier either: it keeps every task it ever started
     # until someone waits on it, so a long-lived loop kept every finished
-    # connection's task (200,000 of them held 122 MB of RSS in a quick
-    # measurement). The drain waits on @connections instead, which holds
+    # connection's task, and its memory grew with every connection served
+    # (PERFORMANCE.md, "The figures behind lib/'s comments"). The drain
+    # waits on @connections instead, which holds
     # exactly the live ones.
     class FiberLoop
       BACK_OFF = 0.5
@@ -132,9 +133,8 @@ module Spindle
       # hybrid: a client goes to the loop that holds the fewest (LoopShare#place),
       # so each loop's clients are as many as the others'. The loops get
       # about equal turns with the GVL however many clients each holds, so
-      # the clients of a loop holding more were served less often: on the
-      # Rails page (Ruby 3.3) each client of a loop holding 6 got 184-225
-      # requests in 3 s, each of one holding 4 got 253-276 (PERFORMANCE.md).
+      # the clients of a loop holding more were served less often
+      # (PERFORMANCE.md, "The figures behind lib/'s comments").
       # The loop that accepts is whichever holds the GVL when clients
       # arrive, so the split was left to chance at every burst.
       def place(socket, listener)
@@ -150,9 +150,9 @@ module Spindle
       # the acceptor goes on at once. Started from the acceptor (Task#async
       # runs the new fiber first), each start sent the acceptor to the back
       # of the loop's ready queue until the next turn: a busy loop accepted
-      # one client per turn, and when 256 clients reconnected together the
-      # last waited ~250 ms in the backlog (hello at c=256: a p99 of
-      # 40-130 ms; see PERFORMANCE.md). Queued connections count towards the
+      # one client per turn, and when many clients reconnected together the
+      # last waited long in the backlog (PERFORMANCE.md,
+      # "The figures behind lib/'s comments"). Queued connections count towards the
       # cap (@starting) until their fibers start.
       def start(socket, listener)
         @starting += 1

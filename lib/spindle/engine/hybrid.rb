@@ -18,11 +18,11 @@ module Spindle
     # The loops share one GVL. A loop busy with ready connections never
     # blocks (its epoll finds events at once, and it only blocks in epoll
     # when nothing is ready), so it kept the GVL until Ruby's 100 ms time
-    # slice ran out, and the other loops' clients waited that long: a p99
-    # of 100-350 ms against a median under 3 ms. Each loop therefore takes
-    # Turns with the others. (A fixed 2 ms slice made a loop with a ready
-    # client wait 8 ms with 5 loops: p99 9-26x the median on hello at c=64;
-    # see PERFORMANCE.md.)
+    # slice ran out, and the other loops' clients waited that long. Each
+    # loop therefore takes Turns with the others. (A fixed slice per loop
+    # made a loop with a ready client wait that slice times the other loops,
+    # and the tail grew with the number of loops; the figures of this class:
+    # PERFORMANCE.md, "The figures behind lib/'s comments".)
     class Hybrid
       # How long each of `loops` loops (two or more) serves before it lets
       # the others run.
@@ -32,20 +32,18 @@ module Spindle
       # per loop (per thread). The slice is the loop's own CPU time, as the
       # threads engine's: in wall time a loop that had waited for the GVL,
       # or whose fibers waited for their database, counted that as serving,
-      # and on the blog page it passed after every request (Turns#served was
-      # 3-5 % of hybrid's CPU samples). A CPU clock is its thread's, so the
+      # and on the blog page it passed after every request (Turns#served
+      # showed in hybrid's CPU samples). A CPU clock is its thread's, so the
       # Turns is made at the loop's first request, on the loop's thread.
       #
       # A turn goes round the loop's clients once: a client's second request
       # in a turn ends the turn first, unless the turn is younger than
       # SHORTEST_TURN slices. With only the slice, a loop with the GVL went
-      # round its clients several times (on hello, 0.5 ms is about 45
-      # requests, 3 or 4 for each of 13 clients) while the other loops'
-      # clients waited for it: a p99 of 6-9x the median at c=64 and about
-      # 50x at c=16, on Ruby 3.1 and 3.3. The shortest turn bounds the cost
-      # of the passes: ending every turn at the first repeat cost a quarter
-      # of hello's throughput at c=16 on 3.3, where 5 loops hold 3 clients
-      # each (PERFORMANCE.md).
+      # round its clients several times on a light app while the other
+      # loops' clients waited for it, and the tail grew past the median many
+      # times over. The shortest turn bounds the cost of the passes: ending
+      # every turn at the first repeat cost throughput where many loops hold
+      # few clients each (PERFORMANCE.md, "The figures behind lib/'s comments").
       class TakingTurns
         SHORTEST_TURN = 0.25
 

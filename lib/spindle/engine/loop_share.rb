@@ -5,8 +5,9 @@ module Spindle
     # hybrid's loops wait on the same listeners, and the loop that holds the
     # GVL when clients arrive is the one that takes them: it never blocks
     # while it has work, so the others stay waiting for the GVL. On Ruby 3.3
-    # one of 5 loops held 227-250 of hello's 256 connections (c=256), and an
-    # app's CPU work on that loop held nearly every client.
+    # one loop held nearly all of a load's connections, and an app's CPU
+    # work on that loop held nearly every client (PERFORMANCE.md,
+    # "The figures behind lib/'s comments").
     #
     # So a loop that holds more than SLACK connections above the least
     # loaded one lets the others go first (FiberAdmission): it waits
@@ -16,16 +17,15 @@ module Spindle
     # (#behind_busy?), they cannot (a request's CPU work holds them), and it
     # stops waiting until one of them takes a client again: waiting at
     # every client handed the GVL to that work for Ruby's 100 ms time slice
-    # each time, and 60 new clients waited 1.8 s for a 2 s request to end
-    # (hybrid, 2 loops; 0.33 s before LoopShare).
+    # each time, and new clients waited for a long request to end, several
+    # times longer than before LoopShare.
     #
     # A loop behind that sleeps (in its selector, or waiting for the GVL on
     # its way out of it) only had no turn yet: another thread of the
     # process held the GVL through the wait. It takes clients as soon as it
     # runs, so the loop ahead keeps waiting. Judged on the wait alone, a
-    # thread of the app spinning beside the loops made one of 4 loops take
-    # 60-72 of a burst of 100 clients in 2 tries of 16 (the others took
-    # 8-16 each); none since, in 16.
+    # thread of the app spinning beside the loops sometimes made one loop
+    # take most of a burst of clients; judged as below, it no longer does.
     #
     # Whichever loop accepts a client, it then goes to the loop holding the
     # fewest (#lighter, FiberLoop#place): the loops get equal turns at the

@@ -6,7 +6,7 @@ module Spindle
     # yet, across all its connections' outboxes, and the bound on them
     # (--max-pending-output). Without it, slow readers (slowhttptest's
     # slow-read attack) make a server keep a copy of every response they
-    # asked for: 1.6 GB for 1 MB responses was measured before this existed.
+    # asked for (docs/MEMORY.md and docs/SECURITY.md give what that cost).
     #
     # The bound is not enforced by refusing output: a response an app has
     # returned is in memory already, and dropping it would fail a client that

@@ -28,15 +28,14 @@ module Spindle
     # still in the backlog for as long: a sibling with a spare thread wakes
     # well within that, so what is left means every sibling is busy too, and
     # waiting on helps nobody. Declining until the queue emptied kept new
-    # clients in the backlog for up to 1 s when both workers were busy (hello,
-    # 2 processes, c=256, Ruby 3.3: p99 106-246 ms against a median of 3 ms).
+    # clients in the backlog while every worker was busy, and the tail grew
+    # far past the median (PERFORMANCE.md, "The figures behind lib/'s comments").
     #
     # A process serving alone accepts whenever the selector may: no sibling
     # can take a connection from the backlog, so waiting there helps nobody.
     # Under the cluster rule 64 keep-alive clients kept the queue from ever
     # emptying, and a client that connected waited up to seconds to be
-    # accepted while the first ones were served again and again (hello,
-    # Ruby 3.3: p99 0.1-1.4 s against a median of 3 ms).
+    # accepted while the first ones were served again and again.
     class Reactor
       TICK = 0.5
       SIBLING_FIRST = 0.01

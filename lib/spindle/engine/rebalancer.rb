@@ -8,9 +8,8 @@ module Spindle
     # closed them until it reads their end. A load that closed its
     # connections and opened new ones at once (a benchmark's warm-up, then
     # its run; a proxy recycling its upstream pool) then went to whichever
-    # worker had noticed first: one Rails worker held all 16 of wrk's
-    # connections for the whole run while its sibling idled (0.99 cores of
-    # two busy, in 2 rounds of 12).
+    # worker had noticed first, which then held them all for the whole run
+    # while its sibling idled (PERFORMANCE.md, "The figures behind lib/'s comments").
     #
     # Those clients stay where they are while connected, so every CHECK the
     # watch looks again, and while this worker holds more than

@@ -38,10 +38,11 @@ module Spindle
     #
     # In a cluster, the workers wait on the same listeners, and the one that
     # wakes first takes what is in the backlog: with the threads engine's
-    # bursts, one worker took all 16 of a load's keep-alive connections in
-    # a third of the tries, and served them on its own while its sibling
-    # stayed idle (half the throughput, for the whole life of those
-    # connections). So each worker publishes the connections it holds after
+    # bursts, one worker often took all of a load's keep-alive connections
+    # and served them on its own while its sibling stayed idle, for the
+    # whole life of those connections
+    # (PERFORMANCE.md, "The figures behind lib/'s comments"). So each worker
+    # publishes the connections it holds after
     # every turn, and one ahead of a sibling pauses accepting while the
     # sibling takes the client (SiblingShare); a single process never pauses.
     class SelectorLoop

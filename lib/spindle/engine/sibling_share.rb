@@ -8,11 +8,9 @@ module Spindle
   module Engine
     # A cluster's workers wait on the same listeners, and the one that wakes
     # first takes what is in the backlog. Each took clients as it woke, so a
-    # burst of keep-alive clients split as it happened to: 16 clients sent
-    # together to two `fibers` workers split 1/15 to 7/9 (15 tries), and
-    # `blocking` 1/15 to 8/8; one `fibers` worker held all 16 of a Rails
-    # load's connections for a whole run while its sibling idled (half the
-    # throughput on two cores).
+    # burst of keep-alive clients split as it happened to, often very
+    # unevenly, and one worker could hold all of a load's connections for a
+    # whole run while its sibling idled (PERFORMANCE.md, "The figures behind lib/'s comments").
     #
     # So the workers publish how many connections each holds, in memory the
     # master mapped before it forked them (SharedCounts: no lock, no system

@@ -33,8 +33,9 @@ module Spindle
     # Before Ruby 3.3 each pool thread takes Turns with the others and the
     # reactor, its slices in its own CPU time: on Ruby 3.1 a thread serving a
     # keep-alive client again and again kept the GVL from the reactor and
-    # from the requests it had queued (hello, c=16: p99 25-40 ms against a
-    # median under 1 ms). From 3.3, Ruby hands the GVL over itself
+    # from the requests it had queued, and the tail grew far past the median
+    # (PERFORMANCE.md, "The figures behind lib/'s comments"). From 3.3,
+    # Ruby hands the GVL over itself
     # (Turns.for_pool).
     class Threads
       # Requests one connection gets served in a row on a pool thread.

@@ -8,9 +8,9 @@ module Spindle
     # requests: hybrid's loops, and the threads engine's pool threads with
     # their reactor. A thread that keeps finding work kept the GVL for long
     # stretches, and the others (the reactor with new requests in hand, a
-    # loop with ready clients) waited: on hello, a p99 of 100-350 ms under
-    # hybrid, and 25-40 ms under threads -t 5:5 on Ruby 3.1 (a median under
-    # 1 ms), even though a pool thread lets go of the GVL while it waits for
+    # loop with ready clients) waited: the tail grew to hundreds of times
+    # the median (PERFORMANCE.md, "The figures behind lib/'s comments"),
+    # even though a pool thread lets go of the GVL while it waits for
     # its client's next request. Letting go is not handing over: on 3.1 the
     # same thread took it back first. So after each request, a thread that
     # has served for its slice since it last passed the GVL on passes it
@@ -24,8 +24,8 @@ module Spindle
     # time counted the time a thread waited for the GVL, or for its app's
     # database, as serving, so a thread whose requests took longer than a
     # slice passed after every one: on a blog page (a query, a 15 KB
-    # template) that cost the threads engine a quarter of its throughput at
-    # one process on Ruby 3.1, and was 3-5 % of hybrid's CPU (PERFORMANCE.md).
+    # template) that cost the threads engine much of its throughput, and
+    # hybrid a share of its CPU (PERFORMANCE.md, "The figures behind lib/'s comments").
     # Reading that clock is a syscall, and a thread's CPU time never runs
     # ahead of the wall clock, so it is read only once the wall-time slice
     # is spent.
@@ -49,10 +49,10 @@ module Spindle
       # none: a pool thread blocks in nearly every request (on its app's
       # database, on the wait for the next request, on an empty queue), and
       # each block hands the GVL on, so the pass after a request mostly added
-      # a handoff: the Rails page on Ruby 3.3 (about 1 ms of CPU per request,
-      # so a pass after every one) served 1.11x the requests at one process
-      # without it, and hello's p99 stayed within 3.6x its median at c=16 and
-      # c=64 (PERFORMANCE.md). A thread that finds queued requests and never
+      # a handoff: the Rails page on Ruby 3.3 (a pass after every request)
+      # served more without it, and hello's tail stayed short
+      # (PERFORMANCE.md, "The figures behind lib/'s comments"). A thread
+      # that finds queued requests and never
       # blocks keeps the GVL until Ruby's own time slice ends. hybrid's loops
       # keep their turns: a loop with ready fibers does not block.
       def self.for_pool(slice) = HANDS_OVER ? NONE : new(slice)
