@@ -122,6 +122,7 @@ class SpindleProcess
     when MatchData
       @start_line = outcome[0].chomp
       @binds = outcome[1].split(",").map { |uri| self.class.parse_bind(uri) }
+      refuse_without_yjit
       self
     when :exited
       raise StartError, "bin/spindle #{@args.join(' ')} exited (#{@status.inspect}) before its start-up line:\n#{output}"
@@ -129,6 +130,16 @@ class SpindleProcess
       kill!
       raise StartError, "bin/spindle #{@args.join(' ')} printed no start-up line within #{deadline}s:\n#{output}"
     end
+  end
+
+  # A lane that runs the suite with YJIT on (SPINDLE_TEST_YJIT=1 beside
+  # RUBY_YJIT_ENABLE=1, bin/test-ruby3.4) means every server: one started
+  # without it (an environment a test built lost the variable) fails its test.
+  def refuse_without_yjit
+    return unless ENV["SPINDLE_TEST_YJIT"] == "1" && @start_line.match?(/ yjit=off( |\z)/)
+
+    kill!
+    raise StartError, "started without YJIT in a lane that runs every server with it (SPINDLE_TEST_YJIT=1):\n#{output}"
   end
 
   def tcp_bind

@@ -11,7 +11,7 @@ module Bench
   # RUBY_YJIT_ENABLE=1 in each server's environment (Bench::ServerProcess), the
   # same for Spindle and the peers, and every report says which. Debian's
   # ruby3.3 has no YJIT: with YJIT the chroot runs bench/run, and so every
-  # server, on the Ruby 3.3 bench/ruby3.3/build-yjit builds there
+  # server, on the Ruby 3.3 bin/build-yjit builds there
   # (SPINDLE_RUBY33_YJIT=1, bin/test-ruby3.3).
   module Lane
     HERE = RUBY_VERSION[/\A\d+\.\d+/]
