@@ -41,7 +41,8 @@ module Spindle
 
     attr_reader :writer, :tracker
 
-    def initialize(app, config, log, multithread:, multiprocess: false)
+    def initialize(app, config, log, multithread:, multiprocess: false, phase: nil)
+      @phase = phase # issue 66: read once the handler follows the phase (its own branch)
       @app = app
       @log = log
       @tracker = RequestTracker.new(durations: !config.metrics.nil?, one_thread: !multithread)

@@ -57,7 +57,7 @@ module Spindle
 
     def restart(uss)
       now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-      return if now < @next_restart || @restart.handed_over?
+      return if now < @next_restart || @restart.successor?
 
       @next_restart = now + RETRY
       @log.info("spindle: memory #{mib(uss)} MiB (USS) is over --worker-memory-limit #{@limit_mib} MiB: " \

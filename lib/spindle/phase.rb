@@ -22,6 +22,12 @@ module Spindle
   # own: #hand_over marks a process whose successor now serves its sockets
   # (it drains without the delay, and leaves the socket files to that one).
   #
+  # What a drained process does next is decided once, by whichever comes
+  # first (#once_drained): it ends (#end!: a stop signal, or its master's
+  # stop order), or a cluster worker its master drained to be the next mold
+  # becomes that mold (#become_mold!). A stop during that drain comes first,
+  # and ends the worker instead; one after it ends the mold-to-be at once.
+  #
   # Reads are lock-free (a Symbol in an instance variable); moves take a lock,
   # so two threads that stop at once agree on which of them moved it.
   class Phase
@@ -30,11 +36,12 @@ module Spindle
     def initialize
       @name = :serving
       @handed_over = false
+      @once_drained = nil # :exit or :mold
       @lock = Thread::Mutex.new
       @watchers = []
     end
 
-    attr_reader :name
+    attr_reader :name, :once_drained
 
     def serving? = @name == :serving
     # A stop began (any phase after serving).
@@ -47,6 +54,8 @@ module Spindle
     def draining? = !accepting?
     def forced? = @name == :forced
     def handed_over? = @handed_over
+    # A stop came: the process ends once drained.
+    def ending? = @once_drained == :exit
 
     def leave! = move(:leaving)
     def drain! = move(:draining)
@@ -56,6 +65,11 @@ module Spindle
       @handed_over = true
       self
     end
+
+    # Each returns whether the process now does that once drained (false:
+    # the other was decided first).
+    def end! = decide(:exit)
+    def become_mold! = decide(:mold)
 
     # The block runs with the new phase's name after each move, on the thread
     # that moved it; it must not block (wake a loop, set a deadline).
@@ -67,6 +81,10 @@ module Spindle
     def to_s = @name.to_s
 
     private
+
+    def decide(what)
+      @lock.synchronize { @once_drained ||= what } == what
+    end
 
     # Returns true when this call moved the phase, false when it was there or
     # past it already.

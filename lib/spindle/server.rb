@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "listener"
+require_relative "phase"
 require_relative "handler"
 require_relative "engine"
 require_relative "engine/rebalancer"
@@ -29,12 +30,16 @@ module Spindle
   # restarts (SingleRestart); SingleServices runs --metrics, --control and
   # --worker-memory-limit beside it. In cluster mode a Worker drives the same
   # object with Signals::WORKER.
+  #
+  # The Server alone moves the process's Phase (#phase); the engine, the
+  # handler, the signals, the restart, the side services, the rebalancer and
+  # the sibling share read it, or follow its moves (Phase#on_change).
   class Server
     class << self
       attr_accessor :warned_at_boot # see #warn_at_boot
     end
 
-    attr_reader :listeners, :handler
+    attr_reader :listeners, :handler, :phase
 
     # restartable: bin/spindle recorded its command line, so USR2 can rerun it.
     # slot: a worker's index (--cpu-affinity picks its CPU by it).
@@ -49,6 +54,9 @@ module Spindle
       @multiprocess = multiprocess
       @restartable = restartable
       @bound = false
+      @phase = Phase.new
+      # Held while #drain moves the phase and logs its line: #serve waits on
+      # it, so a process never exits between the two (a barrier, no state).
       @draining = Thread::Mutex.new
       Listener.reload_tls_on_hup(@listeners, @log) # inherited ones (a master after USR2)
     end
@@ -78,11 +86,12 @@ module Spindle
       warn_at_boot
       pin_to_cpu if @config.cpu_affinity # before the engine starts its threads
       @handler = Handler.new(@app, @config, @log, multithread: engine_class.multithread?,
-                                                  multiprocess: @multiprocess)
-      siblings = @siblings if @siblings&.join
+                                                  multiprocess: @multiprocess, phase: @phase)
+      siblings = @siblings if @siblings&.join(phase: @phase)
       @engine = engine_class.new(listeners: @listeners, handler: @handler, config: @config, log: @log,
-                                 siblings: siblings)
-      @rebalancer = Engine::Rebalancer.new(siblings, @handler) if siblings
+                                 siblings: siblings, phase: @phase)
+      @rebalancer = Engine::Rebalancer.new(siblings, @handler, @phase) if siblings
+      tell_handler_and_engine
       self
     end
 
@@ -94,7 +103,7 @@ module Spindle
       prepare
       warn_cluster_only
       @notifier = Systemd::Notifier.from_env(@log)
-      @restart = SingleRestart.new(@log, @listeners, command_line: @restartable, notifier: @notifier)
+      @restart = SingleRestart.new(@log, @listeners, phase: @phase, command_line: @restartable, notifier: @notifier)
       install_signals(Signals::SINGLE)
       @services = SingleServices.new(@config, @log, self, @restart).start(successor: @successor)
       announce_serving(predecessor)
@@ -125,9 +134,15 @@ module Spindle
     # hands over to its USR2 successor: that one serves the same sockets,
     # and a 503 from here beside its 200s would only confuse the checks.
     # drain_delay: 0 in a worker, whose master times the delay.
+    #
+    # A worker that became its master's mold once drained (#become_mold)
+    # ends at once instead, as the mold's own traps would.
     def stop_gracefully(timeout, drain_delay: @config.drain_delay)
+      return exit!(0) unless @phase.end!
+
+      @phase.hand_over! if @restart&.successor?
       tell_systemd_stopping(timeout)
-      return drain(timeout) unless drain_delay.positive? && !@restart&.handed_over?
+      return drain(timeout) unless drain_delay.positive? && !@phase.handed_over?
 
       leave_pool
       @log.info("spindle: drain delay: health checks answer 503, still serving for #{drain_delay}s, " \
@@ -140,28 +155,28 @@ module Spindle
 
     # The drain delay has begun (here, or in the master for a worker): the
     # health path says 503 and responses say "connection: close".
-    def leave_pool
-      @restart&.stopping!
-      @handler.stopping!
-    end
+    def leave_pool = @phase.leave!
 
     # Stops accepting and lets in-flight requests finish; after timeout seconds
-    # (nil: no limit) the process exits anyway.
+    # (nil: no limit) the process exits anyway. Moving the phase is the
+    # drain: the engine stops accepting, the side services let a successor
+    # have their addresses, the rebalancer stops and the sibling share
+    # leaves, each on its own watch. Called again (a stop while draining to
+    # become the mold), it moves nothing but sets the stop's time limit.
     # The log line comes last: once it is out, every response says
     # "connection: close" (tests, and operators, read it as "draining now").
     def drain(timeout)
       @draining.synchronize do
-        @services&.draining(handed_over: @restart&.handed_over?) # a successor waits for their addresses
-        @restart&.stopping!
-        @handler.stopping!
-        @engine.stop
+        @phase.drain!
         stop_listening if owns_socket_files? # not in a worker: its master decides
-        @rebalancer&.stop
-        @siblings&.leave # they no longer leave clients to this one
         @log.info("spindle: draining (#{timeout ? "up to #{timeout}s" : 'no time limit'}); signal again to stop at once")
       end
       Thread.new { sleep timeout; expire(timeout) } if timeout
     end
+
+    # A worker drained for its master's BecomeMold: true when it now turns
+    # into the mold, false when a stop came first (it then exits).
+    def become_mold = @phase.become_mold!
 
     def backlog = @engine.backlog
 
@@ -189,7 +204,7 @@ module Spindle
     # table: Signals::SINGLE or Signals::WORKER. Returns the Signals.
     # drain_delay: see #stop_gracefully.
     def install_signals(table, drain_delay: @config.drain_delay)
-      Signals.new(table, @log)
+      Signals.new(table, @log, @phase)
              .on_stop do |how|
                stop_gracefully(how == :timed ? @config.shutdown_timeout : nil, drain_delay: drain_delay)
              end
@@ -225,7 +240,7 @@ module Spindle
     # systemd already): this process leaves quietly, and stops pinging.
     def tell_systemd_stopping(timeout)
       return unless @notifier
-      return @watchdog&.kill if timeout.nil? && @restart&.handed_over?
+      return @watchdog&.kill if timeout.nil? && @phase.handed_over?
 
       @notifier.stopping(status: "draining")
     end
@@ -278,6 +293,7 @@ module Spindle
 
     # why: the log line of a second stop signal (nil: the timeout said it).
     def force_exit(why)
+      @phase.force!
       @log.error(why) if why
       log_cut_off
       close_listeners(unlink: owns_socket_files?)
@@ -301,6 +317,16 @@ module Spindle
     # successor (USR2) shares it. A worker's listeners are its master's: a
     # worker whose drain runs out of time must leave the file to the master
     # and the other workers still serving on it.
-    def owns_socket_files? = @bound && !@restart&.handed_over?
+    def owns_socket_files? = @bound && !@restart&.successor?
+
+    # Until the handler and the engines follow the phase themselves (issue
+    # 66, item 2: their own branches; drop this when they land): the drain
+    # delay and the drain reach them as before.
+    def tell_handler_and_engine
+      @phase.on_change do |name|
+        @handler.stopping!
+        @engine.stop if name == :draining
+      end
+    end
   end
 end

@@ -62,15 +62,17 @@ module Spindle
 
     STOPS = { drain: :timed, drain_unlimited: :unlimited }.freeze
 
-    def initialize(table, log)
+    # phase: the process's Phase, which the Server moves when told to stop
+    # (#on_stop); read here to know whether a stop began already.
+    def initialize(table, log, phase)
       @table = table
       @log = log
-      @stopping = false # a stop began: by a signal or by the master's order
-      @signalled = false # a stop signal came
+      @phase = phase
+      # Whether an operator's stop signal came. Not the phase: a worker's
+      # phase is moved by its master's order too, and the same stop from the
+      # kernel after that order is no second signal.
+      @signalled = false
     end
-
-    # Whether a stop began: a worker told to become the mold exits instead.
-    def stopping? = @stopping
 
     # The block gets :timed or :unlimited.
     def on_stop(&block)
@@ -142,11 +144,10 @@ module Spindle
       @log.exception(e, "stopping on the master's order failed")
     end
 
+    # The Server decides the stop in the phase (Phase#end!), so a stop that
+    # began already is not begun again.
     def begin_stop(how)
-      return if @stopping
-
-      @stopping = true
-      @on_stop.call(how)
+      @on_stop.call(how) unless @phase.ending?
     end
 
     def reopen
@@ -155,7 +156,7 @@ module Spindle
     end
 
     def restart
-      return @log.info("spindle: USR2 ignored: the process is draining") if @stopping
+      return @log.info("spindle: USR2 ignored: the process is draining") if @phase.stopping?
 
       @on_restart.call
     end

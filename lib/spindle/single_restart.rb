@@ -18,13 +18,15 @@ module Spindle
   class SingleRestart
     # command_line: whether bin/spindle recorded its command line
     # (HotRestart.remember); a server started through rackup has none to rerun.
-    def initialize(log, listeners, command_line:, notifier: Systemd::Notifier::OFF)
+    # phase: the process's Phase: once it stops, a successor that exits
+    # changes nothing.
+    def initialize(log, listeners, phase:, command_line:, notifier: Systemd::Notifier::OFF)
       @log = log
       @notifier = notifier
       @listeners = listeners
+      @phase = phase
       @command_line = command_line
       @successor = nil
-      @stopping = false
     end
 
     # In a successor: the listeners its predecessor handed over, or nil.
@@ -56,12 +58,10 @@ module Spindle
     # Whether USR2 can restart this process (MemoryLimit asks before it does).
     def command_line? = @command_line
 
-    # The process drains: a successor that exits from now on changes nothing.
-    def stopping! = @stopping = true
-
     # While a successor lives, the listeners (and a unix socket's file) are its
-    # too: closing them here must not unlink the file.
-    def handed_over? = !@successor.nil?
+    # too: closing them here must not unlink the file, and a stop that comes
+    # meanwhile is the hand-over (Server#stop_gracefully: Phase#hand_over!).
+    def successor? = !@successor.nil?
 
     private
 
@@ -69,12 +69,12 @@ module Spindle
       @log.info("spindle: USR2 ignored: #{why}")
     end
 
-    # Reaps the successor. Exiting before this process drains means it never
+    # Reaps the successor. Exiting before this process stops means it never
     # served: its predecessor keeps serving, alone again.
     def watch(pid)
       _, status = Process.wait2(pid)
       @successor = nil
-      return if @stopping
+      return if @phase.stopping?
 
       how = status.exitstatus ? "status #{status.exitstatus}" : "signal #{status.termsig}"
       @log.error("restart failed: new process pid #{pid} exited (#{how}) before it served; still serving here")

@@ -9,6 +9,7 @@ module Spindle
   # What a process serving alone runs beside its engine, each on threads of
   # its own: --metrics, --control and --worker-memory-limit, as a cluster's
   # master runs them for its workers. One stats source serves the first two.
+  # They follow the server's phase: its drain is theirs (#draining).
   class SingleServices
     # restart: the process's SingleRestart.
     def initialize(config, log, server, restart)
@@ -16,6 +17,8 @@ module Spindle
       @metrics = Metrics::SingleProcess.new(config, log, stats) if config.metrics
       @control = SingleControl.new(config, stats) if config.control
       @memory = MemoryLimit.new(config.worker_memory_limit, log, restart) if config.worker_memory_limit
+      phase = server.phase
+      phase.on_change { |name| draining(handed_over: phase.handed_over?) if name == :draining }
     end
 
     # Raises Listener::Error when an endpoint cannot listen. successor: this
@@ -37,6 +40,14 @@ module Spindle
       @control&.start(successor: true)
     end
 
+    def close
+      @memory&.stop
+      @metrics&.close
+      @control&.close
+    end
+
+    private
+
     # The process drains. Handing over to a successor, it lets the
     # endpoints' addresses go: the successor waits for them. Otherwise they
     # keep answering (stats during a long drain) until the process exits.
@@ -44,12 +55,6 @@ module Spindle
       @memory&.stop
       return unless handed_over
 
-      @metrics&.close
-      @control&.close
-    end
-
-    def close
-      @memory&.stop
       @metrics&.close
       @control&.close
     end

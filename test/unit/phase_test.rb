@@ -58,4 +58,22 @@ class PhaseTest < Minitest::Test
     assert_predicate @phase, :handed_over?
     assert_predicate @phase, :serving?
   end
+
+  # A stop, or the master's BecomeMold, says what follows the drain; the
+  # first wins, so a stop racing the mold-to-be never drains the mold.
+  def test_what_follows_the_drain_is_decided_once
+    assert_nil @phase.once_drained
+    assert @phase.end!
+    assert @phase.end!, "a second stop finds the same decision"
+    refute @phase.become_mold!
+    assert_predicate @phase, :ending?
+  end
+
+  def test_a_worker_that_became_the_mold_is_not_ending
+    assert @phase.become_mold!
+    refute @phase.end!
+    refute_predicate @phase, :ending?
+    assert_equal :mold, @phase.once_drained
+    assert_empty @seen, "deciding is no move"
+  end
 end

@@ -4,6 +4,7 @@ require "test_helper"
 require "stringio"
 require "spindle/log"
 require "spindle/signals"
+require "spindle/phase"
 require "spindle/cluster/master"
 require_relative "../support/waiting"
 
@@ -17,6 +18,7 @@ class SignalsTest < Minitest::Test
 
   def setup
     @previous = OURS.to_h { |name| [name, Signal.trap(name, "IGNORE")] }
+    @phase = Spindle::Phase.new
   end
 
   def teardown
@@ -59,8 +61,8 @@ class SignalsTest < Minitest::Test
   def test_a_table_maps_signals_to_a_drain_a_forced_exit_and_a_log_line
     out = StringIO.new
     events = Thread::Queue.new
-    Spindle::Signals.new({ USR1: :drain, USR2: :drain_unlimited, HUP: "HUP ignored: a test" }, Spindle::Log.new(out: out))
-                    .on_stop { |how| events << [:stop, how] }
+    Spindle::Signals.new({ USR1: :drain, USR2: :drain_unlimited, HUP: "HUP ignored: a test" }, Spindle::Log.new(out: out), @phase)
+                    .on_stop { |how| stop(events, how) }
                     .on_force { events << [:force] }
                     .install
     Process.kill(:HUP, Process.pid)
@@ -107,20 +109,66 @@ class SignalsTest < Minitest::Test
   def test_urg_in_a_workers_table_asks_for_a_thread_dump
     assert_equal :dump, Spindle::Signals::WORKER[:URG]
     events = Thread::Queue.new
-    Spindle::Signals.new({ URG: :dump }, Spindle::Log.new(out: StringIO.new))
+    Spindle::Signals.new({ URG: :dump }, Spindle::Log.new(out: StringIO.new), @phase)
                     .on_dump { events << Thread.current }
                     .install
     Process.kill(:URG, Process.pid)
     refute_equal Thread.main, next_item(events, "URG acted on")
   end
 
+  # Whether a stop began is the phase's to say: one the Server began
+  # (Phase#end!) is not begun again by a signal, and a stop signal then is
+  # the operator's first, not a second.
+  def test_a_stop_the_phase_already_ends_is_not_begun_again
+    events = Thread::Queue.new
+    stop_table(events)
+    @phase.end!
+    Process.kill(:USR1, Process.pid)
+    Process.kill(:HUP, Process.pid)
+    assert_equal [:reopened], next_item(events, "HUP acted on"), "a stop began twice, or the first signal forced"
+    Process.kill(:USR1, Process.pid)
+    assert_equal [:force, "second stop signal: exiting at once"], next_item(events, "the second USR1 acted on")
+  end
+
+  # A worker drained to become the mold has not stopped: a stop then still
+  # begins (and, once it is the mold, its own on_stop exits).
+  def test_a_drain_for_the_mold_is_no_stop
+    events = Thread::Queue.new
+    signals = stop_table(events)
+    @phase.drain!
+    signals.order(:timed)
+    assert_equal [:stop, :timed], next_item(events, "the order acted on")
+  end
+
+  # USR2 restarts a process that serves; once its phase stops (the drain
+  # delay, or the drain), it says why it will not.
+  def test_usr2_is_refused_once_the_phase_stops
+    out = StringIO.new
+    restarts = Thread::Queue.new
+    Spindle::Signals.new({ USR2: :restart }, Spindle::Log.new(out: out), @phase)
+                    .on_restart { restarts << :restart }
+                    .install
+    Process.kill(:USR2, Process.pid)
+    assert_equal :restart, next_item(restarts, "the first USR2 restarts")
+    @phase.leave!
+    Process.kill(:USR2, Process.pid)
+    wait_until("the refusal logged", deadline: 10) { out.string.include?("USR2 ignored: the process is draining") }
+    assert_empty restarts
+  end
+
   private
+
+  # What Server#stop_gracefully does to the phase, then a note of it.
+  def stop(events, how)
+    @phase.end!
+    events << [:stop, how]
+  end
 
   # USR1 stands for TERM, HUP for a signal that queues behind it.
   def stop_table(events)
     @reopen = Spindle::Reopen.register("test") { events << [:reopened] }
-    Spindle::Signals.new({ USR1: :drain, HUP: :reopen }, Spindle::Log.new(out: StringIO.new))
-                    .on_stop { |how| events << [:stop, how] }
+    Spindle::Signals.new({ USR1: :drain, HUP: :reopen }, Spindle::Log.new(out: StringIO.new), @phase)
+                    .on_stop { |how| stop(events, how) }
                     .on_force { |why| events << [:force, why] }
                     .install
   end

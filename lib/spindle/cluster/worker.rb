@@ -14,7 +14,8 @@ module Spindle
     # orders its stops over the channel (Message::Stop), never by a signal, so
     # a stop signal the worker also had from the kernel is not taken as a
     # second one. When told to become the mold, it drains and then turns into
-    # one instead of exiting, unless a stop came meanwhile.
+    # one instead of exiting, unless a stop came meanwhile (the Server's
+    # phase decides which came first: Phase#once_drained).
     class Worker
       HEARTBEAT = 1.0
 
@@ -46,7 +47,7 @@ module Spindle
         heartbeat = Thread.new { heartbeat_loop }
         @server.serve
         heartbeat.kill
-        become_mold if @mold_generation && !@signals.stopping?
+        become_mold if @mold_generation && !@server.phase.ending?
         exit!(0)
       rescue StandardError, ScriptError => e
         @log.exception(e, "worker #{@index} failed")
@@ -94,16 +95,16 @@ module Spindle
       end
 
       # A stop from here on ends the mold-to-be at once, as the mold's own
-      # traps do: rebound before stopping? is asked again, so a TERM the
-      # signal thread takes in between cannot start a second drain in the
-      # mold (which waited out the shutdown timeout while a stopping master
-      # waited for it).
+      # traps do: rebound before the phase decides, and a TERM whose stop the
+      # signal thread began before that ends it too (Server#stop_gracefully),
+      # so none can start a second drain in the mold (which waited out the
+      # shutdown timeout while a stopping master waited for it).
       #
       # The last check-in says it has drained (nothing in flight): from here
       # the master gives its before_refork hook and warm-up --worker-timeout.
       def become_mold
         @signals.on_stop { exit!(0) }.on_force { exit!(0) }
-        return if @signals.stopping?
+        return unless @server.become_mold
 
         Message.send_to(@channel, checkin)
         Mold.new(generation: @mold_generation, channel: @channel, app: @app, config: @config,

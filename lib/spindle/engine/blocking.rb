@@ -34,7 +34,8 @@ module Spindle
       def self.connection_capacity(config) = config.max_connections
 
       # siblings: a cluster worker's SiblingShare (nil: none).
-      def initialize(listeners:, handler:, config:, log:, siblings: nil)
+      def initialize(listeners:, handler:, config:, log:, siblings: nil, phase: nil)
+        @phase = phase # issue 66: read once this engine follows the phase (its own branch)
         @handler = handler
         @log = log
         @deadlines = Deadlines.new(config)

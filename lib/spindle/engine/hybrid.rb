@@ -79,7 +79,8 @@ module Spindle
       def self.connection_capacity(config) = config.max_connections
 
       # siblings: a cluster worker's SiblingShare (nil: none).
-      def initialize(listeners:, handler:, config:, log:, siblings: nil)
+      def initialize(listeners:, handler:, config:, log:, siblings: nil, phase: nil)
+        @phase = phase # issue 66: read once this engine follows the phase (its own branch)
         share = LoopShare.new(config.loops) if config.loops > 1
         @loops = Array.new(config.loops) do
           turns = share ? TakingTurns.new(handler, Hybrid.slice(config.loops)) : handler

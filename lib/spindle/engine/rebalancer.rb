@@ -16,17 +16,23 @@ module Spindle
     # SiblingShare::SURPLUS above a sibling, its next response closes its
     # connection (Handler#shed_one!): the client reconnects, and SiblingShare
     # leaves it to the sibling. One connection per CHECK at most; a balanced
-    # cluster never closes one.
+    # cluster never closes one. It stops when the worker drains (the phase
+    # says so): every response closes its connection then anyway.
     class Rebalancer
       CHECK = 0.1
 
-      def initialize(share, handler)
+      # phase: the worker's Phase.
+      def initialize(share, handler, phase)
         @share = share
         @handler = handler
+        @phase = phase
         @thread = nil
+        phase.on_change { stop if phase.draining? }
       end
 
       def start
+        return self if @phase.draining?
+
         @thread = Thread.new do
           Thread.current.name = "spindle rebalance"
           loop do

@@ -51,11 +51,13 @@ module Spindle
 
       # In the worker, before it serves: takes a free slot, or that of a
       # worker that is gone. false when there is none (it then runs alone).
-      def join(pid = Process.pid)
+      # phase: the worker's Phase; the share leaves once it drains.
+      def join(pid = Process.pid, phase: nil)
         @slot = (0...@slots).find { |k| claim(k, pid) }
         return false unless @slot
 
         @counts[held_index(@slot)] = @held = 0
+        phase&.on_change { leave if phase.draining? }
         true
       end
 
