@@ -8,14 +8,15 @@ require "spindle/cluster/children"
 require "spindle/cluster/message"
 require "spindle/cluster/supervisor"
 require "spindle/cluster/reforker"
+require "spindle/cluster/reaper"
 require "spindle/cluster/renewal"
 require "spindle/cluster/shutdown"
 require "spindle/cluster/takeover"
 require "spindle/cluster/master_services"
 require "spindle/phase"
 
-# The master's pieces (Supervisor, Reforker, Renewal, Shutdown, Takeover,
-# MasterServices) without a master and without a fork: the real Children
+# The master's pieces (Supervisor, Reforker, Reaper, Renewal, Shutdown,
+# Takeover, MasterServices) without a master and without a fork: the real Children
 # registry holding records whose processes are only pretended, a clock the
 # test moves, a spawner that records where each worker would come from, a
 # signal port that records what would be sent, and notes that record what

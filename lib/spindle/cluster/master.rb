@@ -12,7 +12,7 @@ require_relative "renewal"
 require_relative "shutdown"
 require_relative "takeover"
 require_relative "master_services"
-require_relative "exit_line"
+require_relative "reaper"
 require_relative "../signal_queue"
 require_relative "../log/reopen"
 require_relative "subreaper"
@@ -26,10 +26,11 @@ module Spindle
     # queue. The loop below is its one reader, and #dispatch is the master's
     # table: what each signal or command does. The rest is done by its parts,
     # each in its own file: Supervisor (the worker count, boots, timeouts),
-    # Reforker (one refork), Renewal (rollouts: USR1, a refork's older
-    # generation, memory), Shutdown (the stop, through the Phase), Takeover
-    # (both roles of a hot restart) and MasterServices (control socket,
-    # metrics, pid file, systemd). See docs/SIGNALS.md and docs/REFORKING.md.
+    # Reforker (one refork), Reaper (who left), Renewal (rollouts: USR1, a
+    # refork's older generation, memory), Shutdown (the stop, through the
+    # Phase), Takeover (both roles of a hot restart) and MasterServices
+    # (control socket, metrics, pid file, systemd). See docs/SIGNALS.md and
+    # docs/REFORKING.md.
     class Master
       TICK = 0.5
       # Every one has a meaning in #dispatch; Signals::WORKER lists them all too.
@@ -113,6 +114,8 @@ module Spindle
                                      on_boot_failure: @takeover.method(:boot_failed))
         @reforker = Reforker.new(children: @children, supervisor: @supervisor, config: @config, log: @log,
                                  clock: @clock)
+        @reaper = Reaper.new(children: @children, supervisor: @supervisor, reforker: @reforker, takeover: @takeover,
+                             phase: @phase, config: @config, log: @log)
         @renewal = Renewal.new(children: @children, supervisor: @supervisor, reforker: @reforker, phase: @phase,
                                config: @config, log: @log, clock: @clock, notes: @services.notes)
       end
@@ -122,7 +125,7 @@ module Spindle
                            @shutdown.wait_limit(@services.notes.tick_limit(TICK)))
         ready&.each { |io| read_messages(io) unless io == @signals.reader }
         @signals.drain.each { |item| dispatch(item) }
-        reap
+        @reaper.reap
         @supervisor.check_timeouts
         @renewal.tick
         @shutdown.tick
@@ -228,30 +231,6 @@ module Spindle
       end
 
       # --- processes ----------------------------------------------------------
-
-      def reap
-        loop do
-          pid, status = Process.wait2(-1, Process::WNOHANG)
-          return unless pid
-          next @takeover.successor_exited(status) if pid == @takeover.successor
-
-          child = @children.by_pid(pid)
-          next unless child
-
-          exited(child, pid, status)
-        end
-      rescue Errno::ECHILD
-        nil
-      end
-
-      # Every child that leaves is logged, with its exit status (ExitLine).
-      def exited(child, pid, status)
-        @supervisor.boot_failed(child) if child.booting?
-        ExitLine.new(child, pid, status, reforker: @reforker, refork_after: @config.refork_after,
-                                         stopping: @phase.draining?).write(@log)
-        @children.remove(child)
-        @reforker.exited(child, ExitLine.status(status)) unless @phase.draining?
-      end
 
       def kill(child, signal)
         Process.kill(signal, child.pid) if child.pid
