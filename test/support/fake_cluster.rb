@@ -8,13 +8,20 @@ require "spindle/cluster/children"
 require "spindle/cluster/message"
 require "spindle/cluster/supervisor"
 require "spindle/cluster/reforker"
+require "spindle/cluster/reaper"
+require "spindle/cluster/renewal"
+require "spindle/cluster/shutdown"
+require "spindle/cluster/takeover"
+require "spindle/cluster/master_services"
+require "spindle/phase"
 
-# The master's pieces (Supervisor, Reforker) without a master and without a
-# fork: the real Children registry holding records whose processes are only
-# pretended, a clock the test moves, a spawner that records where each worker
-# would come from, and a signal port that records what would be sent. Each
-# child's channel is a real socketpair, so what the master would tell a
-# process can be read at the other end (#told).
+# The master's pieces (Supervisor, Reforker, Reaper, Renewal, Shutdown,
+# Takeover, MasterServices) without a master and without a fork: the real Children
+# registry holding records whose processes are only pretended, a clock the
+# test moves, a spawner that records where each worker would come from, a
+# signal port that records what would be sent, and notes that record what
+# systemd would hear. Each child's channel is a real socketpair, so what the
+# master would tell a process can be read at the other end (#told).
 module FakeCluster
   # Monotonic seconds that pass only when the test says so.
   class Clock
@@ -28,14 +35,18 @@ module FakeCluster
   # Spawner#spawn's contract: a booting Child in the registry. A worker forked
   # by the master has a pid at once; one forked by a mold only once it boots.
   class Spawner
-    attr_reader :spawned # [index, where from: "master" or the mold's generation]
+    attr_reader :spawned, # [index, where from: "master" or the mold's generation]
+                :closed_in_child # the master's IOs each worker would close
 
     def initialize(children, pids, clock)
       @children = children
       @pids = pids
       @clock = clock
       @spawned = []
+      @closed_in_child = []
     end
+
+    def close_in_child(io) = @closed_in_child << io
 
     def spawn(index, from: nil)
       mold = from || @children.mold
@@ -43,6 +54,19 @@ module FakeCluster
       FakeCluster.add(@children, @clock, index: index, generation: mold ? mold.generation : 0,
                                          pid: mold ? nil : @pids.next, state: :booting)
     end
+  end
+
+  # Systemd::ClusterNotes' calls, recorded: [name, what] in order.
+  class Notes
+    attr_reader :said
+
+    def initialize = @said = []
+    def speaking_when(_in_charge) = self
+    def tick_limit(default) = default
+    def stopping(how) = @said << [:stopping, how]
+    def reloading(why) = @said << [:reloading, why]
+    def reloaded(outcome) = @said << [:reloaded, outcome]
+    def took_over(desired) = @said << [:took_over, desired]
   end
 
   # The far ends of the channels, by child: what the master sent each one.

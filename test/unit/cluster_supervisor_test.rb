@@ -131,4 +131,35 @@ class ClusterSupervisorTest < Minitest::Test
     assert_equal 2, @err.string.scan(/did not boot within 10.0s; killing it/).size
     assert_match(/failed to boot \(2 in a row\)/, @err.string)
   end
+
+  # Message::Booted: it serves, and the back-off starts over; unless the
+  # master let it go meanwhile (told to drain now) or condemned it.
+  def test_a_boot_counts_unless_the_worker_was_let_go_meanwhile
+    @supervisor.boot_failed(worker(3, state: :booting))
+    booting = worker(0, state: :booting)
+    assert @supervisor.booted(booting, 200)
+    assert_equal [:serving, 200], [booting.state, booting.pid]
+    @supervisor.boot_failed(worker(4, state: :booting))
+    assert_equal 2, @err.string.scan("next try in 0.5s").size, "the back-off started over"
+
+    dismissed = worker(1, state: :retiring)
+    refute @supervisor.booted(dismissed, 201)
+    assert_equal [[201, :TERM]], @signals
+    condemned = worker(2, state: :killed)
+    refute @supervisor.booted(condemned, 202)
+    assert_equal :killed, condemned.state
+  end
+
+  # A worker that dies before it booted leaves only its closed channel.
+  def test_a_channel_closed_before_the_boot_is_a_failed_boot
+    unborn = FakeCluster.add(@children, @clock, index: 0, state: :booting)
+    @supervisor.channel_closed(unborn)
+    refute_includes @children.to_a, unborn
+    assert_match(/worker 0 failed to boot/, @err.string)
+
+    serving = worker(1)
+    @supervisor.channel_closed(serving)
+    assert serving.channel_closed, "reaped by its pid"
+    assert_includes @children.to_a, serving
+  end
 end

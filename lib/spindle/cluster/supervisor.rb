@@ -109,8 +109,31 @@ module Spindle
         @on_boot_failure&.call(child)
       end
 
-      def booted
+      # Message::Booted. True when the worker now serves. One dismissed
+      # before it booted (a rollout or a failed refork let it go) is told to
+      # drain now; one condemned meanwhile (too slow to boot) has its KILL
+      # coming.
+      def booted(child, pid)
+        child.pid = pid
+        child.booted_at = Time.now
+        child.last_checkin = @clock.call
+        @signal.call(child, :TERM) if child.state == :retiring
+        return false if %i[retiring killed].include?(child.state)
+
+        child.state = :serving
         @boot_failures = 0
+        @log.info("spindle: worker #{child.index} added (pid #{child.pid}, generation #{child.generation}); " \
+                  "#{@children.count(&:serving?)} serving")
+        true
+      end
+
+      # A worker that died before it booted has no pid to reap by: its closed
+      # channel is all that is left of it. Any other child is reaped by pid.
+      def channel_closed(child)
+        return child.channel_closed = true if child.pid
+
+        boot_failed(child)
+        @children.remove(child)
       end
 
       # --- --worker-timeout -------------------------------------------------------
