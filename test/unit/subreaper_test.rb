@@ -42,7 +42,9 @@ class SubreaperTest < Minitest::Test
     script = <<~RUBY
       require "spindle/native"
       Spindle::Native.singleton_class.send(:remove_method, :require_extension)
-      Spindle::Native.define_singleton_method(:require_extension) { |name| raise Spindle::Native::MissingExtension, name }
+      Spindle::Native.define_singleton_method(:require_extension) do |name|
+        raise Spindle::Native::MissingExtension, name
+      end
       require "spindle/cluster/subreaper"
       require "spindle/http/file_body"
       puts [Spindle::Cluster::Subreaper.enable, Spindle::HTTP::FileBody::SENDFILE,
@@ -109,7 +111,7 @@ class SubreaperTest < Minitest::Test
       reader.close
       Marshal.dump(yield, writer)
       exit!(0)
-    rescue Exception => e # rubocop:disable Lint/RescueException -- the child must never run the tests on
+    rescue Exception => e # rubocop:disable Lint/RescueException -- the child ends here, always
       Marshal.dump(RuntimeError.new("in the child: #{e.class}: #{e.message}"), writer)
       exit!(1)
     end
