@@ -15,6 +15,8 @@
 #include "shared_counts.h"
 #include "wait_set.h"
 #include "response_head.h"
+#include "sendfile.h"
+#include "subreaper.h"
 
 #define KEY_BUFFER 320
 
@@ -437,4 +439,6 @@ void Init_spindle_http(void) {
   sp_init_cpu_affinity(mSpindle);
   sp_init_shared_counts(mSpindle);
   sp_init_wait_set(mSpindle);
+  sp_init_sendfile(mHTTP);
+  sp_init_subreaper(mSpindle);
 }

@@ -33,6 +33,22 @@ module Spindle
       raise MissingExtension, missing_message(name)
     end
 
+    # For code with a fallback in Ruby (FileBody's copy, a master that is no
+    # subreaper): whether the extension is loaded, loading it if not, through
+    # http/parser.rb, which defines what its Init looks up. false where it was
+    # never built; asked once, so a missing one is not tried (and the parser
+    # file loaded) again.
+    def self.extension_loaded?
+      return @extension_loaded if defined?(@extension_loaded)
+
+      @extension_loaded = begin
+        require_relative "http/parser"
+        true
+      rescue MissingExtension
+        false
+      end
+    end
+
     # A path gem (`gem "spindle-server", path: CLONE`) is never compiled by
     # Bundler, and rackup or rails server do not run bin/spindle's build.
     def self.missing_message(name)

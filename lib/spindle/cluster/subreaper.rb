@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require "fiddle"
+require_relative "../native"
 
 module Spindle
   module Cluster
@@ -8,18 +8,17 @@ module Spindle
     # workers forked by the mold (grandchildren) are reparented to the master,
     # which reaps and supervises them, rather than to init.
     module Subreaper
-      PR_SET_CHILD_SUBREAPER = 36
-
       module_function
 
+      # Whether the master is now the subreaper: false off Linux, without the
+      # extension (set_child_subreaper is ext/spindle/subreaper.c's), or when
+      # prctl refuses (its errno is not worth stopping the master for: this
+      # returned false before, too).
       def enable
-        return false unless RUBY_PLATFORM.include?("linux")
+        return false unless Native.extension_loaded? && respond_to?(:set_child_subreaper)
 
-        prctl = Fiddle::Function.new(Fiddle::Handle::DEFAULT["prctl"],
-                                     [Fiddle::TYPE_INT, Fiddle::TYPE_LONG, Fiddle::TYPE_LONG,
-                                      Fiddle::TYPE_LONG, Fiddle::TYPE_LONG], Fiddle::TYPE_INT)
-        prctl.call(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0).zero?
-      rescue Fiddle::DLError
+        set_child_subreaper
+      rescue SystemCallError
         false
       end
     end

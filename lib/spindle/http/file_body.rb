@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "../native"
+
 module Spindle
   module HTTP
     # The part of a file body (a Rack body with #to_path: Rack::Files, Rails'
@@ -24,18 +26,12 @@ module Spindle
       # sendfile(2) moves at most this much per call on Linux anyway.
       MAX_SEND = 0x7ffff000
 
-      begin
-        require "fiddle"
-        # sendfile(2) on a non-blocking socket: IO.copy_stream waits for the
-        # client when the socket is full (it blocks the thread), and Ruby has
-        # no non-blocking sendfile of its own. With a NULL offset the kernel
-        # advances the file's own position.
-        SENDFILE = Fiddle::Function.new(Fiddle.dlopen(nil)["sendfile"],
-                                        [Fiddle::TYPE_INT, Fiddle::TYPE_INT, Fiddle::TYPE_VOIDP, Fiddle::TYPE_SIZE_T],
-                                        Fiddle::TYPE_SSIZE_T)
-      rescue LoadError, StandardError
-        SENDFILE = nil # no Fiddle or no libc sendfile: the copy fallback below
-      end
+      # sendfile(2) on a non-blocking socket, from the extension
+      # (ext/spindle/sendfile.c): IO.copy_stream waits for the client when
+      # the socket is full (it blocks the thread), and Ruby has no
+      # non-blocking sendfile of its own. Off Linux, or with no extension
+      # built, the copy fallback below.
+      SENDFILE = Native.extension_loaded? && respond_to?(:sendfile)
 
       attr_reader :remaining
 
@@ -51,7 +47,7 @@ module Spindle
       # full. Raises Truncated when the file ends early.
       def send_nonblock(io)
         while @remaining.positive?
-          sent = SENDFILE && io.is_a?(BasicSocket) ? sendfile(io) : copy(io)
+          sent = SENDFILE && io.is_a?(BasicSocket) ? sendfile_to(io) : copy(io)
           return :wait if sent == :wait_writable
           raise Truncated, "file ended #{@remaining} bytes short of its content-length" if sent.zero?
 
@@ -67,15 +63,10 @@ module Spindle
 
       private
 
-      def sendfile(io)
-        loop do
-          sent = SENDFILE.call(io.fileno, @file.fileno, nil, @remaining.clamp(0, MAX_SEND))
-          return sent unless sent.negative?
-
-          error = Fiddle.last_error
-          return :wait_writable if error == Errno::EAGAIN::Errno
-          raise SystemCallError.new("sendfile", error) unless error == Errno::EINTR::Errno
-        end
+      # The bytes the socket took, 0 when the file has ended, or
+      # :wait_writable when it is full (EINTR is retried in the extension).
+      def sendfile_to(io)
+        FileBody.sendfile(io.fileno, @file.fileno, @remaining.clamp(0, MAX_SEND))
       end
 
       # Sockets sendfile cannot write to (TLS: the bytes must be encrypted in
