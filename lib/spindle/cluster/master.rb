@@ -15,6 +15,7 @@ require_relative "../log/reopen"
 require_relative "subreaper"
 require_relative "hot_restart"
 require_relative "stats_report"
+require_relative "container_sizing"
 require_relative "control_server"
 require_relative "../metrics/endpoint"
 require_relative "../metrics/cluster_source"
@@ -86,6 +87,7 @@ module Spindle
         @parent_master = HotRestart.parent
         @notes = Systemd::ClusterNotes.from_env(@log)
         claim_pid_file
+        @sizing = ContainerSizing.start(@config, @log)
         @app ||= AppLoader.load(@rackup) if @config.preload
         CpuAffinity.base # --cpu-affinity=auto: drawn here, so each worker takes the next CPU from it
         @server = Server.new(@app, @config, @log, listeners: inherited || [])
@@ -130,6 +132,7 @@ module Spindle
         @supervisor.check_timeouts
         check_refork
         recycle_fat_workers
+        @sizing.check(@children.active, desired)
         advance_rollout
         end_drain_delay
         retry_metrics if @metrics_retry_at
