@@ -54,7 +54,7 @@ module Spindle
         return unless master && worker # a process gone meanwhile: nothing to say
 
         need = master + (desired * worker)
-        sum = "#{desired} workers × #{mib(worker)} MiB (the largest worker's PSS, just booted) + the master's " \
+        sum = "#{workers(desired)} × #{mib(worker)} MiB (the largest worker's PSS, just booted) + the master's " \
               "#{mib(master)} MiB = #{mib(need)} MiB"
         return over(sum) if need > @limit.value
         return over_at_limit(sum, master, desired) if limit_too_high?(master, desired)
@@ -79,12 +79,14 @@ module Spindle
 
       def over_at_limit(sum, master, desired)
         limit = @config.worker_memory_limit
-        @log.warn("memory: #{sum} fits the container's limit (#{@limit.source}), but #{desired} workers at " \
+        @log.warn("memory: #{sum} fits the container's limit (#{@limit.source}), but #{workers(desired)} at " \
                   "--worker-memory-limit #{limit} MiB + the master = #{mib(master + (desired * limit * 1_048_576))} " \
                   "MiB would not: the OOM killer would act before the limit does (--worker-memory-limit auto " \
                   "sizes it to the container)")
         :warned
       end
+
+      def workers(n) = "#{n} worker#{'s' unless n == 1}"
 
       def mib(bytes) = (bytes / 1_048_576.0).round
     end

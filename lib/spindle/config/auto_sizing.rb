@@ -81,7 +81,8 @@ module Spindle
         memory = @limits.memory
         return [nil, "spindle: worker_memory_limit: none (auto: no cgroup memory limit found)"] unless memory
 
-        shares, whose = if workers.positive? then [workers + 1, "#{workers} worker(s) and the master"]
+        plural = "s" unless workers == 1
+        shares, whose = if workers.positive? then [workers + 1, "#{workers} worker#{plural} and the master"]
                         else [2, "this process and the one a restart in place boots beside it"]
                         end
         mib = [(memory.value * MEMORY_SHARE / shares / 1_048_576).floor, 1].max
