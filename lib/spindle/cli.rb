@@ -84,6 +84,7 @@ module Spindle
       ENV["RACK_ENV"] = config.environment
       raise_open_file_limit
       log = Log.build(config)
+      config.sizing_notes.each { |line| log.info(line) } unless config.cluster? # a master says them as it boots
       rackup = AppLoader.resolve(config.rackup)
       Cluster::HotRestart.remember(@argv) # USR2 reruns this command line, with or without -w
       return serve_cluster(config, log, rackup) if config.cluster?

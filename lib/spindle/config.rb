@@ -2,13 +2,17 @@
 
 require_relative "config/options"
 require_relative "config/dsl"
+require_relative "config/env_layer"
+require_relative "config/auto_sizing"
 require_relative "http/parser_limits"
 require_relative "engine"
 
 module Spindle
-  # The settings one server runs with. Built from defaults, then the config file,
-  # then command-line flags (each layer wins over the one before). Read-only once
-  # built.
+  # The settings one server runs with. Built from defaults, then the
+  # environment's PORT and WEB_CONCURRENCY (EnvLayer), then the config file,
+  # then command-line flags (each layer wins over the one before). Read-only
+  # once built; an option set to auto is a number by then (AutoSizing), and
+  # #sizing_notes say how it was found.
   class Config
     DEFAULT_BIND = "tcp://0.0.0.0:9292"
     # HAProxy's defaults (inter 2s, fall 3) take a host out after 6 s; 10 s
@@ -20,10 +24,11 @@ module Spindle
 
     # default_binds: where to listen when no layer says (the rackup handler's
     # Host and Port); without it, DEFAULT_BIND.
-    def self.build(cli_values, default_binds: nil)
+    def self.build(cli_values, default_binds: nil, env: ENV)
       values = OPTIONS.to_h { |o| [o.name, o.default_value] }
       file = cli_values[:config_file]
       file_values = file ? layer(DSL.load(file), cli_values) : {}
+      values.merge!(EnvLayer.values(env, file_values.merge(cli_values), default_binds: default_binds))
       values.merge!(file_values)
       values.merge!(cli_values)
       values[:binds] = default_binds if default_binds && values[:binds].empty? && values[:port].nil?
@@ -48,9 +53,16 @@ module Spindle
       unknown = values.keys - BY_NAME.keys
       raise Error, "unknown option: #{unknown.join(', ')}" unless unknown.empty?
 
-      @values = OPTIONS.to_h { |o| [o.name, o.default_value] }.merge(values).freeze
+      values = OPTIONS.to_h { |o| [o.name, o.default_value] }.merge(values)
+      values, notes = AutoSizing.auto?(values) ? AutoSizing.new.resolve(values) : [values, []]
+      @values = values.freeze
+      @sizing_notes = notes.freeze
       check_listen
     end
+
+    # What each auto option was settled to and why, one log line each, for
+    # the start (CLI, RackHandler).
+    attr_reader :sizing_notes
 
     OPTIONS.each do |option|
       next if %i[binds drain_delay].include?(option.name) # defined below: their defaults depend on others

@@ -43,7 +43,9 @@ module Spindle
       reexec_with_memory_settings(config, options[:pid])
       warn_threads_unread(options, config) # after the re-exec: said once, not by both
       log = Log.build(config)
-      return run_cluster(app, config, log, options) if config.cluster?
+      return run_cluster(app, config, log, options) if config.cluster? # its master logs the sizing notes
+
+      config.sizing_notes.each { |line| log.info(line) }
 
       server = Server.new(app, config, log).bind
       yield server if block_given?

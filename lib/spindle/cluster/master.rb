@@ -17,6 +17,7 @@ require_relative "../signal_queue"
 require_relative "../log/reopen"
 require_relative "subreaper"
 require_relative "stats_report"
+require_relative "container_sizing"
 
 module Spindle
   module Cluster
@@ -76,6 +77,7 @@ module Spindle
         inherited = HotRestart.inherited_listeners
         roles
         @services.claim_pid_file(@takeover.parent)
+        @sizing = ContainerSizing.start(@config, @log)
         @app ||= AppLoader.load(@rackup) if @config.preload
         CpuAffinity.base # --cpu-affinity=auto: drawn here, so each worker takes the next CPU from it
         @server = Server.new(@app, @config, @log, listeners: inherited || [])
@@ -128,6 +130,7 @@ module Spindle
         @reaper.reap
         @supervisor.check_timeouts
         @renewal.tick
+        @sizing.check(@children.active, desired)
         @shutdown.tick
         @services.tick
         refork if @phase.serving? && @reforker.due?

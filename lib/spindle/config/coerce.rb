@@ -120,6 +120,14 @@ module Spindle
         raise Error, "unknown allocator #{name.inspect} (choose from #{ALLOCATORS.join(', ')})"
       end
 
+      # "auto" (or :auto, in a config file): Config::AutoSizing settles the
+      # number at start, from the container; otherwise as check says.
+      def or_auto(raw)
+        return :auto if raw.to_s == "auto"
+
+        yield raw
+      end
+
       # "5" means 5:5; "0:16" means min 0, max 16.
       def thread_range(raw)
         min, max = raw.is_a?(Array) ? raw : raw.to_s.split(":", 2)

@@ -12,7 +12,7 @@ module Spindle
       module_function
 
       def markdown
-        [header, table, dsl_example, hooks, rackup, exit_status].join("\n")
+        [header, table, sources, dsl_example, hooks, rackup, exit_status].join("\n")
       end
 
       def header
@@ -22,8 +22,9 @@ module Spindle
           <!-- Generated from lib/spindle/config/options.rb by bin/docs. Do not edit by hand. -->
 
           Every option can be set in a config file (`bin/spindle -C FILE`). Most can also
-          be set by a command-line flag. The flags win over the file, and the file wins
-          over the defaults. In the file, each option is a method named after it.
+          be set by a command-line flag. The flags win over the file, the file over the
+          environment's `PORT` and `WEB_CONCURRENCY`, and those over the defaults ("Where a
+          value comes from", below). In the file, each option is a method named after it.
         MD
       end
 
@@ -40,6 +41,27 @@ module Spindle
         return "—" if value.nil? || value == []
 
         "`#{value.is_a?(Array) ? value.join(':') : value}`"
+      end
+
+      def sources
+        <<~MD
+          ## Where a value comes from
+
+          Each option takes the first of: the command-line flag, the config file, the
+          environment, the default. The environment gives two, the variables Rails 8's
+          generated `config/puma.rb` and Dockerfile size a server with, as Puma reads them:
+
+          | variable | option | read when |
+          |---|---|---|
+          | `PORT` | `port` | neither the command line nor the config file names a listener (`bind` or `port`), and the server is bin/spindle (`bundle exec spindle`): under `rails server -u spindle`, Rails has read `PORT` already, and its `-p` wins over it |
+          | `WEB_CONCURRENCY` | `workers` | neither the command line nor the config file sets `workers`; `auto` means `--workers auto` |
+
+          A bad value in either is a start-up error naming the variable. With `auto`
+          (`workers`, `threads`, `worker_memory_limit`, on the command line, in the file or
+          in `WEB_CONCURRENCY`) the number is settled at start from the container's
+          cgroup limits, and one log line each says what was found and why; docs/DEPLOY.md,
+          "Containers", has the rules and their reasons.
+        MD
       end
 
       def dsl_example
@@ -63,7 +85,7 @@ module Spindle
           keepalive_timeout 5
           max_body 10 * 1024 * 1024     # or nil: no limit
           log_requests true
-          workers 4
+          workers :auto                 # from the container's CPU quota (or a number)
 
           before_fork { DB.disconnect }                   # master: workers must not share it
           after_worker_fork { |index| Stats.tag(worker: index) }

@@ -22,11 +22,14 @@ module Spindle
                       "(TLS: docs/TLS.md). Repeat for several. PORT is 1-65535, or 0 for a free port the kernel picks. " \
                       "Add ?proxy_protocol=true to a tcp or unix bind behind a load balancer that sends the " \
                       "PROXY protocol (v1 or v2; docs/SECURITY.md): every connection must begin " \
-                      "with its header. Default tcp://0.0.0.0:9292."),
+                      "with its header. Default tcp://0.0.0.0:9292, or tcp://0.0.0.0:$PORT when the " \
+                      "environment sets PORT (see --port)."),
       Option.new(name: :port, default: nil, cli: "-p, --port", arg: "PORT",
                  coerce: ->(v) { c.port(v) },
                  doc: "Shorthand for --bind tcp://0.0.0.0:PORT: 1-65535, or 0 for a free port the " \
-                      "kernel picks (the start-up line shows it). An error together with --bind."),
+                      "kernel picks (the start-up line shows it). An error together with --bind. " \
+                      "bin/spindle given neither, nor a config file that does, serves on the " \
+                      "environment's PORT when set (as Rails' generated config/puma.rb)."),
       Option.new(name: :environment, default: -> { ENV.fetch("RACK_ENV", "development") },
                  cli: "-e, --environment", arg: "ENV",
                  doc: "The RACK_ENV the app is loaded in."),
@@ -37,10 +40,12 @@ module Spindle
                       "fibers (one event loop, a fiber per connection; the app's I/O yields) " \
                       "or hybrid (several threads, each with its own fiber loop)."),
       Option.new(name: :threads, default: [1, 5].freeze, cli: "-t, --threads", arg: "MIN:MAX",
-                 coerce: ->(v) { c.thread_range(v) },
+                 coerce: ->(v) { c.or_auto(v) { |n| c.thread_range(n) } },
                  doc: "threads engine: the pool size (Puma's default); MAX is the most requests " \
-                      "one process runs at once, and idle threads above MIN exit. The other " \
-                      "engines do not read it (hybrid's threads are --loops)."),
+                      "one process runs at once, and idle threads above MIN exit. auto: " \
+                      "RAILS_MAX_THREADS:RAILS_MAX_THREADS, else 3:3, as Rails 8's generated " \
+                      "config/puma.rb (its database.yml sizes the connection pool from the same " \
+                      "variable). The other engines do not read it (hybrid's threads are --loops)."),
       Option.new(name: :loops, default: 2, cli: "--loops", arg: "N",
                  coerce: ->(v) { c.positive_integer(v, "loops") },
                  doc: "hybrid engine: its fiber loops, one thread each. A request's CPU work " \
@@ -153,9 +158,14 @@ module Spindle
                  coerce: ->(v) { c.positive_integer(v, "max_keepalive_requests") },
                  doc: "Requests served on one connection before it is closed."),
       Option.new(name: :workers, default: 0, cli: "-w, --workers", arg: "N",
-                 coerce: ->(v) { c.non_negative_integer(v, "workers") },
+                 coerce: ->(v) { c.or_auto(v) { |n| c.non_negative_integer(n, "workers") } },
                  doc: "Cluster mode: a master holds the listeners and supervises N worker " \
-                      "processes, each running the engine. 0: one process, no master."),
+                      "processes, each running the engine. 0: one process, no master. auto: " \
+                      "the container's CPU quota (cgroup v2 cpu.max or v1 cpu.cfs_quota_us), " \
+                      "rounded up, at least 1 and at most the CPUs this process may run on " \
+                      "(its affinity mask), which is the count without a quota; logged at start " \
+                      "with what was found (docs/DEPLOY.md, Containers). Without this option, " \
+                      "WEB_CONCURRENCY (a number or auto) when set."),
       Option.new(name: :preload, default: true, cli: "--[no-]preload",
                  coerce: ->(v) { c.boolean(v) },
                  doc: "Cluster mode: load the app once in the master and fork workers from it, " \
@@ -194,11 +204,14 @@ module Spindle
                       "pages instead of growing their own, and run fewer major GCs. Default: on " \
                       "when --refork-after is set. Costs more frequent minor GCs."),
       Option.new(name: :worker_memory_limit, default: nil, cli: "--worker-memory-limit", arg: "MB",
-                 coerce: ->(v) { c.positive_integer(v, "worker_memory_limit") },
+                 coerce: ->(v) { c.or_auto(v) { |n| c.positive_integer(n, "worker_memory_limit") } },
                  doc: "Recycle a worker gracefully (replacement first) when its private " \
                       "memory (USS) passes this many MiB. Alone (no -w), the process restarts itself " \
                       "in place, as USR2 does; one started through rackup, which cannot, logs a " \
-                      "warning instead (docs/MEMORY.md)."),
+                      "warning instead (docs/MEMORY.md). auto: the container's memory limit " \
+                      "(cgroup v2 memory.max or v1 memory.limit_in_bytes) × 0.9, divided by the " \
+                      "workers + 1 (the master's share), or by 2 alone (the restart in place runs " \
+                      "two processes); logged at start, and no limit when the container has none."),
       Option.new(name: :oob_gc_every, default: nil, cli: "--oob-gc", arg: "N",
                  coerce: ->(v) { c.positive_integer(v, "oob_gc_every") },
                  doc: "Run a full GC between requests, when none is in flight, every N requests."),
