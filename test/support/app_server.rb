@@ -91,11 +91,26 @@ class FormClient
     @cookies = {}
   end
 
-  def get(path) = send_request("GET", path)
+  def get(path, deadline: HttpClient::DEFAULT_DEADLINE) = send_request("GET", path, deadline: deadline)
 
   def post(path, fields)
     body = URI.encode_www_form(fields)
     send_request("POST", path, [["Content-Type", "application/x-www-form-urlencoded"]], body)
+  end
+
+  # A multipart/form-data post, as a browser sends a form with a file field:
+  # +fields+ as text parts, then +file+ ([field name, file name, bytes]).
+  def post_multipart(path, fields, file, deadline: HttpClient::DEFAULT_DEADLINE)
+    boundary = "----spindle-test-#{rand(1 << 64).to_s(16)}"
+    body = String.new(encoding: Encoding::BINARY)
+    fields.each do |name, value|
+      body << "--#{boundary}\r\nContent-Disposition: form-data; name=\"#{name}\"\r\n\r\n#{value}\r\n".b
+    end
+    name, filename, bytes = file
+    body << "--#{boundary}\r\nContent-Disposition: form-data; name=\"#{name}\"; filename=\"#{filename}\"\r\n" \
+            "Content-Type: application/octet-stream\r\n\r\n".b << bytes.b << "\r\n--#{boundary}--\r\n".b
+    send_request("POST", path, [["Content-Type", "multipart/form-data; boundary=#{boundary}"]], body,
+                 deadline: deadline)
   end
 
   # The hidden fields of the form whose action is +action+ in +html+.
@@ -120,11 +135,12 @@ class FormClient
 
   private
 
-  def send_request(method, path, headers = [], body = nil)
+  def send_request(method, path, headers = [], body = nil, deadline: HttpClient::DEFAULT_DEADLINE)
     headers += [["Cookie", @cookies.map { |name, value| "#{name}=#{value}" }.join("; ")]] unless @cookies.empty?
     connection = @process.connect
-    connection.write(HttpClient.request(method, path, headers + [["Connection", "close"]], body: body))
-    response = connection.read_response
+    connection.write(HttpClient.request(method, path, headers + [["Connection", "close"]], body: body),
+                     deadline: deadline)
+    response = connection.read_response(deadline: deadline)
     remember(response)
     response
   ensure

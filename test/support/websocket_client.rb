@@ -12,14 +12,17 @@ class WebSocketClient
 
   attr_reader :url
 
-  def initialize(host, port, path, deadline: HttpClient::DEFAULT_DEADLINE)
+  # headers: extra handshake headers (Action Cable checks Origin); protocols:
+  # the subprotocols offered, as a browser's WebSocket(url, protocols).
+  def initialize(host, port, path, deadline: HttpClient::DEFAULT_DEADLINE, headers: {}, protocols: [])
     @socket = TCPSocket.new(host, port)
     @url = "ws://#{host}:#{port}#{path}"
     @messages = []
     @open = false
     @closed = nil
     @error = nil
-    @driver = WebSocket::Driver.client(self)
+    @driver = WebSocket::Driver.client(self, protocols: protocols)
+    headers.each { |name, value| @driver.set_header(name, value) }
     @driver.on(:open) { @open = true }
     @driver.on(:message) { |event| @messages << event.data }
     @driver.on(:close) { |event| @closed = event }
