@@ -21,13 +21,13 @@ module Spindle
     # are set aside unserved and no connection is accepted; the loop keeps
     # writing to the slow readers until the budget has room again.
     #
-    # A client that pipelines gets at most TURNS requests served in a row;
+    # A client that pipelines gets at most ConnectionPolicy::TURNS requests
+    # served in a row;
     # then it is set aside too, and served again after the others the
     # selector found ready. Reading on while its socket had bytes let one
     # such client keep the process for as long as it kept sending.
     class Blocking
       TICK = 1.0
-      TURNS = 8
 
       def self.multithread? = false
       def self.sizing(_config) = nil
@@ -37,13 +37,13 @@ module Spindle
       def initialize(listeners:, handler:, config:, log:, siblings: nil)
         @handler = handler
         @log = log
-        @deadlines = Deadlines.new(config)
+        policy = ConnectionPolicy.new(config)
+        @deadlines = policy.deadlines
         @selection = Selection.new(listeners, handler.writer, @deadlines)
         @reader = RequestReader.new(handler, config, @deadlines)
         @budget = OutputBudget.for(config, log)
         @set_aside = [] # connections with a complete request, waiting for the budget or their turn
         @stopping = false
-        policy = ConnectionPolicy.new(config)
         @loop = SelectorLoop.new(@selection, self, handler: handler, config: config, log: log, tick: TICK,
                                                    policy: policy, accept_burst: policy.accept_burst,
                                                    siblings: siblings)
@@ -69,7 +69,7 @@ module Spindle
         while complete || (state = @reader.poll(conn)) == :complete
           complete = false
           return set_aside(conn) if @budget.over?
-          return next_turn(conn) if (turns += 1) > TURNS
+          return next_turn(conn) if (turns += 1) > ConnectionPolicy::TURNS
 
           outcome = @handler.serve(conn)
           return @selection.forget(conn) if outcome == :hijacked

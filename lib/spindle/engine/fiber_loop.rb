@@ -43,12 +43,6 @@ module Spindle
     # waits on @connections instead, which holds
     # exactly the live ones.
     class FiberLoop
-      BACK_OFF = 0.5
-      # Requests a pipelining client gets in a row before the other fibers
-      # run: while its socket keeps having bytes, reading them never waits,
-      # so its fiber never yielded and the loop served nobody else.
-      TURNS = 8
-
       # share: hybrid's LoopShare, for the loops of one process on the same
       # listeners; nil for a loop alone. siblings: a cluster worker's
       # SiblingShare (nil: none).
@@ -57,7 +51,8 @@ module Spindle
         @handler = handler
         @config = config
         @log = log
-        @deadlines = Deadlines.new(config)
+        @policy = ConnectionPolicy.new(config)
+        @deadlines = @policy.deadlines
         @reader = RequestReader.new(handler, config, @deadlines)
         @connections = {}.compare_by_identity # Connection => its Async::Task
         @share = share&.join(@connections, self)
@@ -65,7 +60,6 @@ module Spindle
         @served_at = 0.0 # when this loop last finished a request (hybrid)
         @detector = nil
         @siblings = siblings
-        @policy = ConnectionPolicy.new(config)
         # hybrid's loops split the burst, and take turns (LoopShare).
         @accept_burst = @policy.accept_burst(loops: share&.loops || 1)
         @starting = 0 # accepted, their fibers queued (#start)
@@ -177,8 +171,8 @@ module Spindle
       def accept(listener)
         listener.accept_nonblock
       rescue Listener::Exhausted => e
-        @log.error("cannot accept (#{e.message}); pausing accepts for #{BACK_OFF}s")
-        sleep BACK_OFF
+        @log.error("cannot accept (#{e.message}); pausing accepts for #{ConnectionPolicy::BACK_OFF}s")
+        sleep ConnectionPolicy::BACK_OFF
         nil
       end
 
@@ -214,7 +208,7 @@ module Spindle
           return conn.close unless conn.outbox.finish
 
           turns = conn.buffered? ? turns + 1 : 0 # not buffered: read_next yields first
-          if turns == TURNS
+          if turns == ConnectionPolicy::TURNS # a pipelining client: the other fibers run
             Fiber.scheduler.yield
             turns = 0
           end

@@ -46,8 +46,6 @@ module Spindle
     # every turn, and one ahead of a sibling pauses accepting while the
     # sibling takes the client (SiblingShare); a single process never pauses.
     class SelectorLoop
-      BACK_OFF = 0.5
-
       # tick: the longest select; policy: the ConnectionPolicy; accept_burst:
       # connections accepted per readable listener before looking at the
       # others (the policy's, for this engine); siblings: a cluster worker's
@@ -130,8 +128,9 @@ module Spindle
       # Out of file descriptors: stop accepting for a moment and keep serving
       # the connections we have; their closing frees descriptors.
       def back_off(error)
-        @log.error("cannot accept (#{error.message}); pausing accepts for #{BACK_OFF}s") unless @paused_until
-        pause(BACK_OFF)
+        back_off = ConnectionPolicy::BACK_OFF
+        @log.error("cannot accept (#{error.message}); pausing accepts for #{back_off}s") unless @paused_until
+        pause(back_off)
       end
 
       def pause(seconds)

@@ -38,8 +38,6 @@ module Spindle
     # Ruby hands the GVL over itself
     # (Turns.for_pool).
     class Threads
-      # Requests one connection gets served in a row on a pool thread.
-      PIPELINE_TURNS = 8
       # How long a pool thread waits for the next request on its keep-alive
       # TLS connection (which the Park cannot hold), while no other request
       # waits for a thread, before handing the connection back to the reactor.
@@ -57,14 +55,14 @@ module Spindle
         @config = config
         @log = log
         @budget = OutputBudget.for(config, log)
-        @deadlines = Deadlines.new(config)
+        policy = ConnectionPolicy.new(config)
+        @deadlines = policy.deadlines
         @reader = RequestReader.new(handler, config, @deadlines)
         selection = Selection.new(listeners, handler.writer, @deadlines)
         @mailbox = Mailbox.new(selection)
         @park = Park.new
         @pool = pool(config)
         reactor = Reactor.new(selection, @reader, @deadlines, @pool, @mailbox, @park, alone: config.workers <= 1)
-        policy = ConnectionPolicy.new(config)
         @loop = SelectorLoop.new(selection, reactor, handler: handler, config: config, log: log, tick: Reactor::TICK,
                                                      policy: policy, accept_burst: policy.accept_burst(gated: true),
                                                      siblings: siblings)
@@ -110,7 +108,8 @@ module Spindle
 
         came = nil
         served = 0
-        while (served += 1) <= PIPELINE_TURNS # not `times`: a `return` out of a block allocates on Ruby 3.1
+        # Not `times`: a `return` out of a block allocates on Ruby 3.1.
+        while (served += 1) <= ConnectionPolicy::TURNS
           @budget.wait_for_room
           outcome = @handler.serve(conn)
           turns.served
