@@ -74,17 +74,17 @@ module Spindle
           outcome = @handler.serve(conn)
           return @selection.forget(conn) if outcome == :hijacked
           return finish_output(conn, outcome) if conn.outbox.pending?
-          return @selection.retire(conn) if outcome == :close
+          return @selection.retire(conn, :done) if outcome == :close
           break unless conn.buffered? # nothing more yet: the selector will say when
         end
         return @selection.forget(conn) if state == :closed
-        return @selection.retire(conn) if state == :refused
+        return @selection.retire(conn, :refused) if state == :refused
 
         @deadlines.renew(conn)
-        @selection.drop(conn) if @stopping && @deadlines.closable_when_draining?(conn)
+        @selection.drop(conn, :idle_draining) if @stopping && @deadlines.closable_when_draining?(conn)
       rescue StandardError => e
         @log.exception(e, "connection failed")
-        @selection.drop(conn)
+        @selection.drop(conn, :failed)
       end
 
       def between_turns(_stopping)
@@ -103,7 +103,7 @@ module Spindle
         false
       end
 
-      def close = @set_aside.each(&:close)
+      def close = @set_aside.each { |conn| Connections.close(conn, :stopped) }
 
       # Those set aside hold complete requests: none of them is idle.
       def make_room = false

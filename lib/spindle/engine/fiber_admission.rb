@@ -58,13 +58,14 @@ module Spindle
       # closes the connections #wait named that may still go
       # (ConnectionPolicy#evict: stopping one lets other fibers run, and a
       # client may have sent a request since). Their fibers are stopped at
-      # their wait, as DeadlineSweeper does.
+      # their wait, as DeadlineSweeper does; each is idle (Eviction), so it
+      # closes without a word.
       def admitted(victims)
         count_accepted if @share
         @siblings&.accepted!
         @policy.evict(victims) do |conn|
           task = @connections[conn]
-          Timeouts.stop_and_expire(conn, task, @handler.writer) if task && conn.waiting_for_client?
+          Timeouts.stop_and_close(conn, task, :evicted) if task && conn.waiting_for_client?
         end
       end
 

@@ -17,6 +17,7 @@ require_relative "outbox"
 require_relative "deadlines"
 require_relative "inbox"
 require_relative "lingering_close"
+require_relative "connections"
 
 module Spindle
   module Engine
@@ -161,7 +162,7 @@ module Spindle
         @root.async { |task| serve(socket, listener, task) }
       rescue StandardError => e
         @log.exception(e, "connection not started")
-        socket.close
+        Connections.close(socket, :failed)
         @share&.release(self)
         @connection_ended.signal # a drain may be waiting for it
       end
@@ -182,7 +183,7 @@ module Spindle
         serve_requests(conn)
       rescue StandardError => e
         @log.exception(e, "connection failed")
-        conn&.close
+        Connections.close(conn, :failed) if conn
       ensure
         @connections.delete(conn)
         @share&.release(self)
@@ -203,9 +204,9 @@ module Spindle
           outcome = @handler.serve(conn)
           @served_at = Process.clock_gettime(Process::CLOCK_MONOTONIC) if @inbox
           return if outcome == :hijacked
-          return retire(conn) unless outcome == :keep_alive
+          return retire(conn, :done) unless outcome == :keep_alive
           # This fiber writes what a slow reader has not taken yet (Outbox#finish).
-          return conn.close unless conn.outbox.finish
+          return Connections.close(conn, :write_failed) unless conn.outbox.finish
 
           turns = conn.buffered? ? turns + 1 : 0 # not buffered: read_next yields first
           if turns == ConnectionPolicy::TURNS # a pipelining client: the other fibers run
@@ -214,20 +215,35 @@ module Spindle
           end
           state = @reader.read_next(conn)
         end
-        retire(conn) if state == :refused
+        retire(conn, :refused) if state == :refused
       end
 
-      # In conn's own fiber, which serves no request any more: its responses
-      # go out (Outbox#finish), then its close lingers while the client may
-      # still be sending (LingeringClose), this fiber waiting for the input
-      # to drop. The wait has its own deadline, not the DeadlineSweeper's: a
-      # close that lingers must end even once the sweeper has stopped.
-      def retire(conn)
-        state = conn.outbox.finish ? LingeringClose.start(conn) : :close
-        state = LingeringClose.drain(conn) while state == :linger && LingeringClose.wait(conn)
+      # In conn's own fiber, which serves no request any more
+      # (Connections#retire, with this loop as the holder: #owe, #linger).
+      # A stop at one of its waits (Async::Stop) closes conn too.
+      def retire(conn, reason)
+        Connections.retire(conn, reason, self)
       ensure
-        conn.close
+        Connections.close(conn, :stopped) # closed already, but when a stop came mid-way
       end
+
+      public
+
+      # Connections#retire's holder, in conn's own fiber: its responses go
+      # out (Outbox#finish) before it closes. False when the client is gone.
+      def owe(conn) = conn.outbox.finish || Connections.close(conn, :write_failed)
+
+      # Connections#retire's holder, in conn's own fiber: its close lingers
+      # while the client may still be sending (LingeringClose), this fiber
+      # waiting for the input to drop. The wait has its own deadline, not the
+      # DeadlineSweeper's: a close that lingers must end even once the
+      # sweeper has stopped.
+      def linger(conn)
+        nil while LingeringClose.wait(conn) && LingeringClose.drain(conn) == :linger
+        Connections.close(conn, :done)
+      end
+
+      private
 
       # After a 408 (Timeouts.expire) from the DeadlineSweeper, which
       # stopped conn's fiber: a fiber of its own retires conn, in the loop's
@@ -236,7 +252,7 @@ module Spindle
       def retire_apart(conn)
         @root.async do |task|
           @connections[conn] = task
-          retire(conn)
+          retire(conn, :refused)
         ensure
           @connections.delete(conn)
           @connection_ended.signal
@@ -250,7 +266,7 @@ module Spindle
       # (#start), so none can be missed.
       def drain(acceptors, sweeper)
         acceptors.each(&:stop)
-        @inbox&.close&.each(&:close)
+        @inbox&.close&.each { |socket| Connections.close(socket, :stopped) }
         sweeper.drain!
         @connection_ended.wait until @connections.empty? && @starting.zero?
       end

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "output_budget"
+require_relative "connections"
 
 module Spindle
   module Engine
@@ -59,7 +60,7 @@ module Spindle
           case conn.read_nonblock
           when :data then return :complete if conn.advance == :complete
           when :wait then return :incomplete
-          when :eof then return close(conn)
+          when :eof then return close(conn, :client_closed)
           end
         end
       rescue HTTP::ParseError => e
@@ -67,13 +68,13 @@ module Spindle
         :refused
       rescue HTTP::ProxyHeader::Error => e
         @handler.refuse_proxy_header(conn, e) # no HTTP answer: the peer speaks no PROXY
-        close(conn)
+        close(conn, :bad_proxy_header)
       end
 
       private
 
-      def close(conn)
-        conn.close
+      def close(conn, reason)
+        Connections.close(conn, reason)
         :closed
       end
     end

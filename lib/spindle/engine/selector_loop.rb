@@ -100,7 +100,7 @@ module Spindle
           return pause(SiblingShare::OTHERS_FIRST) if @deference&.defer?(held)
 
           socket = listener.accept_nonblock or return
-          @policy.evict(victims) { |conn| @selection.drop(conn) }
+          @policy.evict(victims) { |conn| @selection.drop(conn, :evicted) }
           @selection.watch(@handler.open_connection(socket, listener, Outbox.new(socket, @config)))
           @siblings&.accepted!(held)
         end

@@ -7,7 +7,7 @@ require_relative "thread_pool"
 require_relative "park"
 require_relative "turns"
 require_relative "request_reader"
-require_relative "lingering_close"
+require_relative "connections"
 require_relative "deadlines"
 require_relative "output_budget"
 require_relative "../cpu_affinity"
@@ -115,7 +115,7 @@ module Spindle
           turns.served
           return if outcome == :hijacked
           return @mailbox.post(conn, outcome) if conn.outbox.pending? # the reactor writes the rest
-          return retire(conn) if outcome == :close
+          return retire(conn, :done) if outcome == :close
           return between_requests(conn) unless (came = next_request(conn))
           # Others wait for a thread: conn's next request goes behind them,
           # so a client that keeps sending cannot keep a thread.
@@ -124,10 +124,10 @@ module Spindle
         requeue(conn, came)
       rescue HTTP::ParseError => e
         @handler.refuse(conn, e)
-        retire(conn)
+        retire(conn, :refused)
       rescue StandardError => e
         @log.exception(e, "connection failed")
-        conn.close
+        Connections.close(conn, :failed)
       end
 
       # Reads the request that began to arrive on a parked connection: true
@@ -138,7 +138,7 @@ module Spindle
         case @reader.poll(conn)
         when :complete then return true
         when :incomplete then between_requests(conn)
-        when :refused then retire(conn)
+        when :refused then retire(conn, :refused)
         end
         false # :closed: the reader closed it
       end
@@ -148,11 +148,7 @@ module Spindle
       # case, it closes at once; while it may still be sending, the reactor
       # watches it until it is done, and no pool thread waits on it. So
       # does a response whose end the client has not taken yet.
-      def retire(conn)
-        return @mailbox.post(conn, :close) if conn.outbox.pending? || LingeringClose.start(conn) == :linger
-
-        conn.close
-      end
+      def retire(conn, reason) = Connections.retire(conn, reason, @mailbox)
 
       # conn owes nothing and holds no complete request: parked when it is a
       # plain socket with nothing of its next request read (idle: unparsed
