@@ -3,6 +3,7 @@
 require_relative "listener"
 require_relative "handler"
 require_relative "engine"
+require_relative "phase"
 require_relative "engine/rebalancer"
 require_relative "signals"
 require_relative "thread_dump"
@@ -50,6 +51,7 @@ module Spindle
       @restartable = restartable
       @bound = false
       @draining = Thread::Mutex.new
+      @phase = Phase.new
       Listener.reload_tls_on_hup(@listeners, @log) # inherited ones (a master after USR2)
     end
 
@@ -81,7 +83,7 @@ module Spindle
                                                   multiprocess: @multiprocess)
       siblings = @siblings if @siblings&.join
       @engine = engine_class.new(listeners: @listeners, handler: @handler, config: @config, log: @log,
-                                 siblings: siblings)
+                                 siblings: siblings, phase: @phase)
       @rebalancer = Engine::Rebalancer.new(siblings, @handler) if siblings
       self
     end
@@ -154,7 +156,7 @@ module Spindle
         @services&.draining(handed_over: @restart&.handed_over?) # a successor waits for their addresses
         @restart&.stopping!
         @handler.stopping!
-        @engine.stop
+        @phase.drain!
         stop_listening if owns_socket_files? # not in a worker: its master decides
         @rebalancer&.stop
         @siblings&.leave # they no longer leave clients to this one

@@ -5,6 +5,7 @@ require_relative "request_reader"
 require_relative "deadlines"
 require_relative "output_budget"
 require_relative "../cpu_affinity"
+require_relative "../phase"
 
 module Spindle
   module Engine
@@ -33,9 +34,12 @@ module Spindle
       def self.sizing(_config) = nil
       def self.connection_capacity(config) = config.max_connections
 
-      # siblings: a cluster worker's SiblingShare (nil: none).
-      def initialize(listeners:, handler:, config:, log:, siblings: nil)
+      # siblings: a cluster worker's SiblingShare (nil: none). phase: the
+      # process's Phase, which the Server moves; the engine drains once it
+      # is draining.
+      def initialize(listeners:, handler:, config:, log:, siblings: nil, phase: Phase.new)
         @handler = handler
+        @phase = phase
         @log = log
         policy = ConnectionPolicy.new(config)
         @deadlines = policy.deadlines
@@ -43,18 +47,17 @@ module Spindle
         @reader = RequestReader.new(handler, config, @deadlines)
         @budget = OutputBudget.for(config, log)
         @set_aside = [] # connections with a complete request, waiting for the budget or their turn
-        @stopping = false
         @loop = SelectorLoop.new(@selection, self, handler: handler, config: config, log: log, tick: TICK,
                                                    policy: policy, accept_burst: policy.accept_burst,
-                                                   siblings: siblings)
+                                                   siblings: siblings, phase: phase)
+        phase.on_change { @loop.wake if phase.draining? }
       end
 
       def run = CpuAffinity.app_thread { @loop.run } # --cpu-affinity=app: this thread runs the app
 
-      def stop
-        @stopping = true
-        @loop.stop
-      end
+      # The Server drains its Phase instead; this is for those that hold only
+      # the engine (a test, an embedder).
+      def stop = @phase.drain!
 
       # Requests wait for nothing but this thread: none queue.
       def backlog = 0
@@ -81,7 +84,7 @@ module Spindle
         return @selection.retire(conn, :refused) if state == :refused
 
         @deadlines.renew(conn)
-        @selection.drop(conn, :idle_draining) if @stopping && @deadlines.closable_when_draining?(conn)
+        @selection.drop(conn, :idle_draining) if @phase.draining? && @deadlines.closable_when_draining?(conn)
       rescue StandardError => e
         @log.exception(e, "connection failed")
         @selection.drop(conn, :failed)

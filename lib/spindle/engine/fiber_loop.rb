@@ -18,6 +18,7 @@ require_relative "deadlines"
 require_relative "inbox"
 require_relative "lingering_close"
 require_relative "connections"
+require_relative "../phase"
 
 module Spindle
   module Engine
@@ -46,9 +47,11 @@ module Spindle
     class FiberLoop
       # share: hybrid's LoopShare, for the loops of one process on the same
       # listeners; nil for a loop alone. siblings: a cluster worker's
-      # SiblingShare (nil: none).
-      def initialize(listeners:, handler:, config:, log:, share: nil, siblings: nil)
+      # SiblingShare (nil: none). phase: the process's Phase: the loop drains
+      # once it is draining (#wake, on its change).
+      def initialize(listeners:, handler:, config:, log:, share: nil, siblings: nil, phase: Phase.new)
         @listeners = listeners
+        @phase = phase
         @handler = handler
         @config = config
         @log = log
@@ -74,18 +77,20 @@ module Spindle
           @connection_ended = Async::Condition.new
           @root = task
           @detector = StallDetector.new(@log, @config.stall_threshold).start(task)
-          sweeper = DeadlineSweeper.new(@connections, @deadlines, @handler.writer, method(:retire_apart)).start(task)
+          sweeper = DeadlineSweeper.new(@connections, @deadlines, @handler.writer, method(:retire_apart),
+                                        phase: @phase).start(task)
           acceptors = @listeners.map { |listener| task.async { accept_loop(listener) } }
           acceptors << task.async { @inbox.each { |socket, listener| start(socket, listener) } } if @inbox
-          @wake_r.wait_readable
-          drain(acceptors, sweeper)
+          wait_for_drain
+          drain(acceptors)
           sweeper.stop
           @detector.stop
         end
       end
 
-      # From any thread.
-      def stop
+      # From any thread: the Phase moved (to draining), and the loop waits
+      # on this pipe for it.
+      def wake
         @wake_w.write_nonblock(".", exception: false)
       end
 
@@ -259,15 +264,23 @@ module Spindle
         end
       end
 
-      # Stop accepting, have the sweeper close connections idle between
-      # requests, and let the requests in flight finish (the server bounds how
-      # long). A connection is in @connections from its task's first step (no
+      # The root fiber's wait while the loop serves: until the Phase is
+      # draining (#wake).
+      def wait_for_drain
+        until @phase.draining?
+          @wake_r.wait_readable
+          @wake_r.read_nonblock(64, exception: false)
+        end
+      end
+
+      # Stop accepting, and let the requests in flight finish (the server
+      # bounds how long); the sweeper closes connections idle between
+      # requests, as the Phase is draining. A connection is in @connections from its task's first step (no
       # wait comes before), and counted in @starting while queued before it
       # (#start), so none can be missed.
-      def drain(acceptors, sweeper)
+      def drain(acceptors)
         acceptors.each(&:stop)
         @inbox&.close&.each { |socket| Connections.close(socket, :stopped) }
-        sweeper.drain!
         @connection_ended.wait until @connections.empty? && @starting.zero?
       end
     end

@@ -5,6 +5,7 @@ require_relative "connection_policy"
 require_relative "outbox"
 require_relative "output_budget"
 require_relative "sibling_share"
+require_relative "../phase"
 
 module Spindle
   module Engine
@@ -49,8 +50,10 @@ module Spindle
       # tick: the longest select; policy: the ConnectionPolicy; accept_burst:
       # connections accepted per readable listener before looking at the
       # others (the policy's, for this engine); siblings: a cluster worker's
-      # SiblingShare (nil: none).
-      def initialize(selection, strategy, handler:, config:, log:, tick:, policy:, accept_burst:, siblings:)
+      # SiblingShare (nil: none); phase: the process's Phase: the loop stops
+      # accepting and drains once it is draining (#wake, on its change).
+      def initialize(selection, strategy, handler:, config:, log:, tick:, policy:, accept_burst:, siblings:,
+                     phase: Phase.new)
         @selection = selection
         @strategy = strategy
         @handler = handler
@@ -62,35 +65,32 @@ module Spindle
         @siblings = siblings
         @deference = siblings&.deference
         @budget = OutputBudget.for(config, log)
-        @stopping = false
+        @phase = phase
         @paused_until = nil # accepting pauses: out of descriptors, or siblings first
         @full_until = 0 # at the cap with nothing to close (#room), until then
       end
 
       def run
         @selection.watch_listeners
-        turn until @stopping && @selection.empty? && @strategy.idle?
+        turn until @phase.draining? && @selection.empty? && @strategy.idle?
       ensure
         @strategy.close
         @selection.close
       end
 
-      # From any thread.
-      def stop
-        @stopping = true
-        @selection.wakeup
-      end
-
-      def stopping? = @stopping
+      # From any thread: the Phase moved, and a select that waits a tick
+      # would see it only then.
+      def wake = @selection.wakeup
 
       private
 
       def turn
         @selection.select(select_timeout) { |io_owner| io_owner.is_a?(Listener) ? accept(io_owner) : ready(io_owner) }
-        @strategy.between_turns(@stopping)
-        @selection.expire(@stopping)
+        draining = @phase.draining?
+        @strategy.between_turns(draining)
+        @selection.expire(draining)
         @siblings.held = held if @siblings
-        balance_accepting
+        balance_accepting(draining)
       end
 
       def accept(listener)
@@ -146,7 +146,7 @@ module Spindle
       end
 
       def accept?
-        !@stopping && @strategy.accept? && !@budget.over? && !full? &&
+        @phase.accepting? && @strategy.accept? && !@budget.over? && !full? &&
           !(@paused_until && Timeouts.now < @paused_until)
       end
 
@@ -174,9 +174,9 @@ module Spindle
       # (a readable listener while accept? is false is unwatched there) or the
       # stop begins. Asking accept? after every select cost a dozen method
       # calls per keep-alive request, on the path where it holds all along.
-      def balance_accepting
+      def balance_accepting(draining)
         if @selection.accepting?
-          @selection.unwatch_listeners if @stopping
+          @selection.unwatch_listeners if draining
         else
           @paused_until = nil if @paused_until && Timeouts.now >= @paused_until
           @selection.watch_listeners if accept?

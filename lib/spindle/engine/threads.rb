@@ -11,6 +11,7 @@ require_relative "connections"
 require_relative "deadlines"
 require_relative "output_budget"
 require_relative "../cpu_affinity"
+require_relative "../phase"
 
 module Spindle
   module Engine
@@ -49,9 +50,11 @@ module Spindle
       def self.sizing(config) = "threads=#{config.threads.join(':')}" # the pool
       def self.connection_capacity(config) = config.max_connections
 
-      # siblings: a cluster worker's SiblingShare (nil: none).
-      def initialize(listeners:, handler:, config:, log:, siblings: nil)
+      # siblings: a cluster worker's SiblingShare (nil: none). phase: the
+      # process's Phase (see Blocking).
+      def initialize(listeners:, handler:, config:, log:, siblings: nil, phase: Phase.new)
         @handler = handler
+        @phase = phase
         @config = config
         @log = log
         @budget = OutputBudget.for(config, log)
@@ -65,7 +68,8 @@ module Spindle
         reactor = Reactor.new(selection, @reader, @deadlines, @pool, @mailbox, @park, alone: config.workers <= 1)
         @loop = SelectorLoop.new(selection, reactor, handler: handler, config: config, log: log, tick: Reactor::TICK,
                                                      policy: policy, accept_burst: policy.accept_burst(gated: true),
-                                                     siblings: siblings)
+                                                     siblings: siblings, phase: phase)
+        phase.on_change { @loop.wake if phase.draining? }
       end
 
       def run
@@ -75,7 +79,7 @@ module Spindle
         @park.release
       end
 
-      def stop = @loop.stop
+      def stop = @phase.drain! # as Blocking#stop
 
       # Complete requests waiting for a pool thread.
       def backlog = @pool.queued
