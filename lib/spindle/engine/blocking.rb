@@ -44,11 +44,11 @@ module Spindle
         policy = ConnectionPolicy.new(config)
         @deadlines = policy.deadlines
         @selection = Selection.new(listeners, handler.writer, @deadlines)
-        @reader = RequestReader.new(handler, config, @deadlines)
-        @budget = OutputBudget.for(config, log)
+        @budget = OutputBudget.for(config, log) # the process's: passed on from here
+        @reader = RequestReader.new(handler, config, @deadlines, budget: @budget)
         @set_aside = [] # connections with a complete request, waiting for the budget or their turn
         @loop = SelectorLoop.new(@selection, self, handler: handler, config: config, log: log, tick: TICK,
-                                                   policy: policy, accept_burst: policy.accept_burst,
+                                                   policy: policy, accept_burst: policy.accept_burst, budget: @budget,
                                                    siblings: siblings, phase: phase)
         phase.on_change { @loop.wake if phase.draining? }
       end

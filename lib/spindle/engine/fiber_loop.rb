@@ -14,6 +14,7 @@ require_relative "deadline_sweeper"
 require_relative "fiber_admission"
 require_relative "connection_policy"
 require_relative "outbox"
+require_relative "output_budget"
 require_relative "deadlines"
 require_relative "inbox"
 require_relative "lingering_close"
@@ -48,16 +49,19 @@ module Spindle
       # share: hybrid's LoopShare, for the loops of one process on the same
       # listeners; nil for a loop alone. siblings: a cluster worker's
       # SiblingShare (nil: none). phase: the process's Phase: the loop drains
-      # once it is draining (#wake, on its change).
-      def initialize(listeners:, handler:, config:, log:, share: nil, siblings: nil, phase: Phase.new)
+      # once it is draining (#wake, on its change). budget: the process's
+      # OutputBudget (hybrid's loops share it).
+      def initialize(listeners:, handler:, config:, log:, share: nil, siblings: nil, phase: Phase.new,
+                     budget: OutputBudget.for(config, log))
         @listeners = listeners
+        @budget = budget
         @phase = phase
         @handler = handler
         @config = config
         @log = log
         @policy = ConnectionPolicy.new(config)
         @deadlines = @policy.deadlines
-        @reader = RequestReader.new(handler, config, @deadlines)
+        @reader = RequestReader.new(handler, config, @deadlines, budget: budget)
         @connections = {}.compare_by_identity # Connection => its Async::Task
         @share = share&.join(@connections, self)
         @inbox = Inbox.new if share # clients the other loops accepted for this one
@@ -115,8 +119,8 @@ module Spindle
       private
 
       def accept_loop(listener)
-        admission = FiberAdmission.new(@connections, @handler, @config, @log, policy: @policy, share: @share,
-                                                                              siblings: @siblings)
+        admission = FiberAdmission.new(@connections, @handler, policy: @policy, budget: @budget, share: @share,
+                                                               siblings: @siblings)
         loop do
           listener.io.wait_readable
           @accept_burst.times do
@@ -183,7 +187,7 @@ module Spindle
       end
 
       def serve(socket, listener, task)
-        conn = @handler.open_connection(socket, listener, Outbox.new(socket, @config))
+        conn = @handler.open_connection(socket, listener, Outbox.new(socket, @config, @budget))
         @connections[conn] = task
         serve_requests(conn)
       rescue StandardError => e

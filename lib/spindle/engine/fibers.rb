@@ -17,7 +17,7 @@ module Spindle
       def initialize(listeners:, handler:, config:, log:, siblings: nil, phase: Phase.new)
         @phase = phase
         @loop = FiberLoop.new(listeners: listeners, handler: handler, config: config, log: log, siblings: siblings,
-                              phase: phase)
+                              phase: phase, budget: OutputBudget.for(config, log))
         phase.on_change { @loop.wake if phase.draining? }
       end
 

@@ -84,10 +84,11 @@ module Spindle
       def initialize(listeners:, handler:, config:, log:, siblings: nil, phase: Phase.new)
         @phase = phase
         share = LoopShare.new(config.loops) if config.loops > 1
+        budget = OutputBudget.for(config, log) # the process's, one for every loop
         @loops = Array.new(config.loops) do
           turns = share ? TakingTurns.new(handler, Hybrid.slice(config.loops)) : handler
           FiberLoop.new(listeners: listeners, handler: turns, config: config, log: log, share: share,
-                        siblings: siblings, phase: phase)
+                        siblings: siblings, phase: phase, budget: budget)
         end
         phase.on_change { @loops.each(&:wake) if phase.draining? }
       end

@@ -30,11 +30,13 @@ module Spindle
       # connection. The one list (Handler::CLIENT_GONE repeats it).
       CLIENT_GONE = [*WRITE_FAILURES, WriteTimeout].freeze
 
-      def initialize(io, config)
+      # budget: the process's OutputBudget, given by the engine (nil: the
+      # one OutputBudget.for config, fetched once output waits).
+      def initialize(io, config, budget = nil)
         @io = io
         @config = config
         @write_timeout = config.write_timeout
-        @budget = nil # the process's OutputBudget, fetched once output waits
+        @budget = budget
         @chunks = nil # what the client has not taken yet
         @own = 0 # bytes in it that only the outbox keeps (not held)
         @bytes = 0 # bytes in it, as counted in the budget

@@ -13,11 +13,12 @@ module Spindle
     # #poll never waits (the blocking engine and the reactor, which wait in a
     # selector instead).
     class RequestReader
-      # deadlines: the engine's Deadlines, renewed before each wait.
-      def initialize(handler, config, deadlines)
+      # deadlines: the engine's Deadlines, renewed before each wait; budget:
+      # the process's OutputBudget (the engine's).
+      def initialize(handler, config, deadlines, budget: OutputBudget.for(config))
         @handler = handler
         @deadlines = deadlines
-        @budget = OutputBudget.for(config)
+        @budget = budget
       end
 
       # :complete when a request is ready to serve; :closed when the connection

@@ -50,10 +50,10 @@ module Spindle
       # tick: the longest select; policy: the ConnectionPolicy; accept_burst:
       # connections accepted per readable listener before looking at the
       # others (the policy's, for this engine); siblings: a cluster worker's
-      # SiblingShare (nil: none); phase: the process's Phase: the loop stops
+      # SiblingShare (nil: none); budget: the process's OutputBudget; phase: the process's Phase: the loop stops
       # accepting and drains once it is draining (#wake, on its change).
       def initialize(selection, strategy, handler:, config:, log:, tick:, policy:, accept_burst:, siblings:,
-                     phase: Phase.new)
+                     budget: OutputBudget.for(config, log), phase: Phase.new)
         @selection = selection
         @strategy = strategy
         @handler = handler
@@ -64,7 +64,7 @@ module Spindle
         @accept_burst = accept_burst
         @siblings = siblings
         @deference = siblings&.deference
-        @budget = OutputBudget.for(config, log)
+        @budget = budget
         @phase = phase
         @paused_until = nil # accepting pauses: out of descriptors, or siblings first
         @full_until = 0 # at the cap with nothing to close (#room), until then
@@ -101,7 +101,7 @@ module Spindle
 
           socket = listener.accept_nonblock or return
           @policy.evict(victims) { |conn| @selection.drop(conn, :evicted) }
-          @selection.watch(@handler.open_connection(socket, listener, Outbox.new(socket, @config)))
+          @selection.watch(@handler.open_connection(socket, listener, Outbox.new(socket, @config, @budget)))
           @siblings&.accepted!(held)
         end
       rescue Listener::Exhausted => e

@@ -57,10 +57,10 @@ module Spindle
         @phase = phase
         @config = config
         @log = log
-        @budget = OutputBudget.for(config, log)
+        @budget = OutputBudget.for(config, log) # the process's: passed on from here
         policy = ConnectionPolicy.new(config)
         @deadlines = policy.deadlines
-        @reader = RequestReader.new(handler, config, @deadlines)
+        @reader = RequestReader.new(handler, config, @deadlines, budget: @budget)
         selection = Selection.new(listeners, handler.writer, @deadlines)
         @mailbox = Mailbox.new(selection)
         @park = Park.new
@@ -68,6 +68,7 @@ module Spindle
         reactor = Reactor.new(selection, @reader, @deadlines, @pool, @mailbox, @park, alone: config.workers <= 1)
         @loop = SelectorLoop.new(selection, reactor, handler: handler, config: config, log: log, tick: Reactor::TICK,
                                                      policy: policy, accept_burst: policy.accept_burst(gated: true),
+                                                     budget: @budget,
                                                      siblings: siblings, phase: phase)
         phase.on_change { @loop.wake if phase.draining? }
       end
@@ -89,7 +90,7 @@ module Spindle
       def pool(config)
         slice = Turns.slice(config.max_threads) # the other pool threads and the reactor
         ThreadPool.new(min: config.min_threads, max: config.max_threads, on_free: @mailbox.method(:thread_freed),
-                       wrap: CpuAffinity.method(:app_thread), name: "spindle pool", park: @park,
+                       wrap: CpuAffinity.method(:app_thread), name: "spindle pool", wait_on: @park,
                        context: -> { Turns.for_pool(slice) }) { |conn, turns| work(conn, turns) }
       end
 
