@@ -84,7 +84,8 @@ module Spindle
         return @selection.retire(conn, :refused) if state == :refused
 
         @deadlines.renew(conn)
-        @selection.drop(conn, :idle_draining) if @phase.draining? && @deadlines.closable_when_draining?(conn)
+        # Phase#draining?, less a call: this runs after every request.
+        @selection.drop(conn, :idle_draining) if !@phase.accepting? && @deadlines.closable_when_draining?(conn)
       rescue StandardError => e
         @log.exception(e, "connection failed")
         @selection.drop(conn, :failed)

@@ -72,7 +72,7 @@ module Spindle
 
       def run
         @selection.watch_listeners
-        turn until @phase.draining? && @selection.empty? && @strategy.idle?
+        nil until turn && @selection.empty? && @strategy.idle?
       ensure
         @strategy.close
         @selection.close
@@ -84,13 +84,17 @@ module Spindle
 
       private
 
+      # One select and what follows it. True once the process drains: the
+      # Phase is read once a turn (as !accepting?, Phase#draining? less a
+      # call: this runs after every select).
       def turn
         @selection.select(select_timeout) { |io_owner| io_owner.is_a?(Listener) ? accept(io_owner) : ready(io_owner) }
-        draining = @phase.draining?
+        draining = !@phase.accepting?
         @strategy.between_turns(draining)
         @selection.expire(draining)
         @siblings.held = held if @siblings
         balance_accepting(draining)
+        draining
       end
 
       def accept(listener)
