@@ -4,9 +4,10 @@ module Spindle
   # Engines: how one process runs requests. Each is a class behind one small
   # interface, looked up by name and loaded only when picked:
   #
-  #   engine = Spindle::Engine.fetch("threads").new(listeners:, handler:, config:, log:)
-  #   engine.run   # serves until stopped; returns once drained
-  #   engine.stop  # from any thread: stop accepting, finish in-flight requests
+  #   engine = Spindle::Engine.fetch("threads").new(listeners:, handler:, config:, log:, phase:)
+  #   engine.run   # serves until the Phase drains; returns once drained
+  #   phase.drain! # from any thread: stop accepting, finish in-flight requests
+  #   engine.stop  # the same, for those that hold only the engine
   #   engine.backlog  # complete requests waiting for a thread (0 where none wait)
   #   Engine::Threads.multithread?  # => what rack.multithread says
   #   Engine::Threads.sizing(config)  # => what sizes it, for the start-up line ("threads=1:5"; nil: nothing)

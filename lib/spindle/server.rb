@@ -323,10 +323,7 @@ module Spindle
     # 66, item 2: their own branches; drop this when they land): the drain
     # delay and the drain reach them as before.
     def tell_handler_and_engine
-      @phase.on_change do |name|
-        @handler.stopping!
-        @engine.stop if name == :draining
-      end
+      @phase.on_change { @handler.stopping! }
     end
   end
 end

@@ -17,7 +17,7 @@ require_relative "../support/waiting"
 # accepted one client per turn; when 256 clients reconnected together, the
 # last waited ~250 ms in the backlog. The engine runs in-process here, on a
 # real listener. BUSY clients keep the loop turning (each pipelines many
-# requests, so its fiber serves FiberLoop::TURNS of them per turn); then
+# requests, so its fiber serves ConnectionPolicy::TURNS of them per turn); then
 # BURST clients connect at once, and each response says how many requests the
 # process had served before it, counted by the app. That count, not a clock,
 # measures how long the burst waited.
@@ -55,7 +55,7 @@ class FiberAcceptTest < Minitest::Test
     @busy = Array.new(BUSY) { pipeline(connect) }
     wait_until("the busy clients being served", deadline: 10, interval: 0.001) { SERVED.count > BUSY * 50 }
     counts = burst_counts
-    turn = BUSY * Spindle::Engine::FiberLoop::TURNS
+    turn = BUSY * Spindle::Engine::ConnectionPolicy::TURNS
     # One client per turn put BURST - 1 (23) turns between the first and
     # the last; taken in one burst they are served within one or two. The
     # bound is a third of the old spread, not a few turns: with the rest of

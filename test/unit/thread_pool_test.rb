@@ -96,7 +96,7 @@ class ThreadPoolTest < Minitest::Test
   def test_on_a_park_runs_queued_items_and_connections_whose_client_sent
     park = Spindle::Engine::Park.new
     seen = Thread::Queue.new
-    pool = Spindle::Engine::ThreadPool.new(min: 1, max: 2, park: park, name: "parked pool") { |item| seen << item }
+    pool = Spindle::Engine::ThreadPool.new(min: 1, max: 2, wait_on: park, name: "parked pool") { |item| seen << item }
     pool << :queued
     assert_equal :queued, seen.pop
     client, server = UNIXSocket.pair
@@ -113,12 +113,29 @@ class ThreadPoolTest < Minitest::Test
     [client, server].each { |io| io&.close }
   end
 
+  # The pool knows its wait_on only by #wait and #notify: anything that
+  # answers them (here not a Park) gives its threads items, and its
+  # notifications carry queued work and the shutdown.
+  def test_waits_on_anything_that_answers_wait_and_notify
+    handoff = Handoff.new
+    seen = Thread::Queue.new
+    pool = Spindle::Engine::ThreadPool.new(min: 1, max: 2, wait_on: handoff, name: "handoff pool") { |item| seen << item }
+    pool << :queued
+    assert_equal :queued, seen.pop
+    handoff.give(:handed)
+    assert_equal :handed, seen.pop
+    pool.shutdown(30)
+    assert_empty Thread.list.select { |t| t.name == "handoff pool" && t.alive? }, "the shutdown reached the waits"
+  ensure
+    pool&.shutdown(5)
+  end
+
   # Nothing queues for a parked connection's request, so nothing else would
   # make the pool grow: a thread busy with one must leave another waiting.
   def test_on_a_park_grows_while_its_threads_are_busy
     park = Spindle::Engine::Park.new
     seen = Thread::Queue.new
-    pool = Spindle::Engine::ThreadPool.new(min: 1, max: 2, park: park) do |conn|
+    pool = Spindle::Engine::ThreadPool.new(min: 1, max: 2, wait_on: park) do |conn|
       seen << conn
       @release.pop if conn.equal?(@held)
     end
@@ -137,6 +154,26 @@ class ThreadPoolTest < Minitest::Test
   end
 
   private
+
+  # A wait_on that is not a Park: items the test gives, and the pool's
+  # notifications, in the order they came.
+  class Handoff
+    def initialize
+      @lock = Thread::Mutex.new
+      @ready = Thread::ConditionVariable.new
+      @items = []
+    end
+
+    def give(item) = @lock.synchronize { @items << item; @ready.signal }
+    def notify(count = 1) = @lock.synchronize { count.times { @items << :notified }; @ready.broadcast }
+
+    def wait(timeout)
+      @lock.synchronize do
+        @ready.wait(@lock, timeout) if @items.empty?
+        @items.shift
+      end
+    end
+  end
 
   def park_connection(park, server)
     conn = Spindle::Connection.new(server, config = Spindle::Config.new({}), {}, Spindle::Engine::Outbox.new(server, config))

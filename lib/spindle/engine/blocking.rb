@@ -5,6 +5,7 @@ require_relative "request_reader"
 require_relative "deadlines"
 require_relative "output_budget"
 require_relative "../cpu_affinity"
+require_relative "../phase"
 
 module Spindle
   module Engine
@@ -21,41 +22,42 @@ module Spindle
     # are set aside unserved and no connection is accepted; the loop keeps
     # writing to the slow readers until the budget has room again.
     #
-    # A client that pipelines gets at most TURNS requests served in a row;
+    # A client that pipelines gets at most ConnectionPolicy::TURNS requests
+    # served in a row;
     # then it is set aside too, and served again after the others the
     # selector found ready. Reading on while its socket had bytes let one
     # such client keep the process for as long as it kept sending.
     class Blocking
       TICK = 1.0
-      TURNS = 8
 
       def self.multithread? = false
       def self.sizing(_config) = nil
       def self.connection_capacity(config) = config.max_connections
 
-      # siblings: a cluster worker's SiblingShare (nil: none).
-      def initialize(listeners:, handler:, config:, log:, siblings: nil, phase: nil)
-        @phase = phase # issue 66: read once this engine follows the phase (its own branch)
+      # siblings: a cluster worker's SiblingShare (nil: none). phase: the
+      # process's Phase, which the Server moves; the engine drains once it
+      # is draining.
+      def initialize(listeners:, handler:, config:, log:, siblings: nil, phase: Phase.new)
         @handler = handler
+        @phase = phase
         @log = log
-        @deadlines = Deadlines.new(config)
-        @selection = Selection.new(listeners, handler.writer, @deadlines)
-        @reader = RequestReader.new(handler, config, @deadlines)
-        @budget = OutputBudget.for(config, log)
-        @set_aside = [] # connections with a complete request, waiting for the budget or their turn
-        @stopping = false
         policy = ConnectionPolicy.new(config)
+        @deadlines = policy.deadlines
+        @selection = Selection.new(listeners, handler.writer, @deadlines)
+        @budget = OutputBudget.for(config, log) # the process's: passed on from here
+        @reader = RequestReader.new(handler, config, @deadlines, budget: @budget)
+        @set_aside = [] # connections with a complete request, waiting for the budget or their turn
         @loop = SelectorLoop.new(@selection, self, handler: handler, config: config, log: log, tick: TICK,
-                                                   policy: policy, accept_burst: policy.accept_burst,
-                                                   siblings: siblings)
+                                                   policy: policy, accept_burst: policy.accept_burst, budget: @budget,
+                                                   siblings: siblings, phase: phase)
+        phase.on_change { @loop.wake if phase.draining? }
       end
 
       def run = CpuAffinity.app_thread { @loop.run } # --cpu-affinity=app: this thread runs the app
 
-      def stop
-        @stopping = true
-        @loop.stop
-      end
+      # The Server drains its Phase instead; this is for those that hold only
+      # the engine (a test, an embedder).
+      def stop = @phase.drain!
 
       # Requests wait for nothing but this thread: none queue.
       def backlog = 0
@@ -70,22 +72,23 @@ module Spindle
         while complete || (state = @reader.poll(conn)) == :complete
           complete = false
           return set_aside(conn) if @budget.over?
-          return next_turn(conn) if (turns += 1) > TURNS
+          return next_turn(conn) if (turns += 1) > ConnectionPolicy::TURNS
 
           outcome = @handler.serve(conn)
           return @selection.forget(conn) if outcome == :hijacked
           return finish_output(conn, outcome) if conn.outbox.pending?
-          return @selection.retire(conn) if outcome == :close
+          return @selection.retire(conn, :done) if outcome == :close
           break unless conn.buffered? # nothing more yet: the selector will say when
         end
         return @selection.forget(conn) if state == :closed
-        return @selection.retire(conn) if state == :refused
+        return @selection.retire(conn, :refused) if state == :refused
 
         @deadlines.renew(conn)
-        @selection.drop(conn) if @stopping && @deadlines.closable_when_draining?(conn)
+        # Phase#draining?, less a call: this runs after every request.
+        @selection.drop(conn, :idle_draining) if !@phase.accepting? && @deadlines.closable_when_draining?(conn)
       rescue StandardError => e
         @log.exception(e, "connection failed")
-        @selection.drop(conn)
+        @selection.drop(conn, :failed)
       end
 
       def between_turns(_stopping)
@@ -104,7 +107,7 @@ module Spindle
         false
       end
 
-      def close = @set_aside.each(&:close)
+      def close = @set_aside.each { |conn| Connections.close(conn, :stopped) }
 
       # Those set aside hold complete requests: none of them is idle.
       def make_room = false

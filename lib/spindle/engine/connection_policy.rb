@@ -1,13 +1,17 @@
 # frozen_string_literal: true
 
 require_relative "eviction"
+require_relative "deadlines"
 
 module Spindle
   module Engine
-    # How many connections a process takes in, and which it gives up for a
-    # new one: built once from the config, and asked by both engine families
-    # (the SelectorLoop of blocking and threads, the FiberAdmission of fibers
-    # and hybrid), so each rule is written here once.
+    # How many connections a process takes in, which it gives up for a new
+    # one, and how long one client may keep the process: built once from the
+    # config, and asked by both engine families (the SelectorLoop of
+    # blocking and threads, the FiberLoop and FiberAdmission of fibers and
+    # hybrid), so each rule is written here once. It holds the engine's
+    # Deadlines too (keep-alive, request and write deadlines, and which
+    # idle connections a drain closes).
     #
     # At the cap (--max-connections), a new client is accepted only when a
     # connection may be closed to make room (Eviction: an idle keep-alive
@@ -26,18 +30,29 @@ module Spindle
       # While at the cap with nothing to close, look for a newly idle
       # connection this often.
       FULL_RECHECK = 0.25
+      # Out of file descriptors (EMFILE, ENFILE): accepting pauses this long,
+      # while the connections held are served and their closing frees some.
+      BACK_OFF = 0.5
+      # Requests a client that pipelines gets served in a row before the
+      # others have their turn (a blocking engine's selector, a pool thread,
+      # a fiber loop): while its socket keeps having bytes, reading them
+      # never waits, and one such client kept the process, the thread or the
+      # loop for as long as it kept sending.
+      TURNS = 8
 
-      attr_reader :cap
+      attr_reader :cap, :deadlines
 
       def initialize(config)
         @cap = config.max_connections
         @alone = config.workers <= 1
+        @deadlines = Deadlines.new(config)
       end
 
-      # loops: event loops of this process on the same listeners (hybrid),
-      # which split the burst. gated: the engine accepts in a cluster only
-      # while it has room to serve (the threads engine's Reactor#accept?),
-      # so what it takes, it serves: the whole burst.
+      # The one rule for every engine. loops: event loops of this process
+      # on the same listeners (hybrid), which split the burst. gated: the
+      # engine accepts in a cluster only while it has room to serve (the
+      # threads engine's Reactor#accept?), so what it takes, it serves: the
+      # whole burst. Others (blocking, fibers, hybrid) take 1 in a cluster.
       def accept_burst(loops: 1, gated: false)
         return ACCEPT_BURST if gated
         return 1 unless @alone

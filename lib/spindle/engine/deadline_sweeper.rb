@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "timeouts"
+require_relative "../phase"
 
 module Spindle
   module Engine
@@ -8,8 +9,9 @@ module Spindle
     # without a timeout of its own; this task looks over the loop's
     # connections a few times a second and ends those waiting past their
     # deadline: their fiber is stopped at its wait, then they get a 408 (when
-    # mid-request) and are closed. Once the loop drains, it also closes the
-    # connections idle long enough to be closed (Deadlines#expired?).
+    # mid-request) and are closed. Once the process's Phase is draining, it
+    # also closes the connections idle long enough to be closed
+    # (Deadlines#expired?).
     #
     # Why not a timeout per wait: the scheduler makes a timer for each one, and
     # a cancelled timer leaves its heap only once every timer ahead of it has
@@ -21,13 +23,14 @@ module Spindle
 
       # connections: Connection => the Async::Task serving it; writer: what
       # words a 408; retire: what takes a connection once its 408 is written
-      # (its close lingers: FiberLoop#retire_apart).
-      def initialize(connections, deadlines, writer, retire = nil)
+      # (its close lingers: FiberLoop#retire_apart); phase: the process's
+      # Phase.
+      def initialize(connections, deadlines, writer, retire = nil, phase: Phase.new)
         @connections = connections
         @deadlines = deadlines
         @writer = writer
         @retire = retire
-        @draining = false
+        @phase = phase
       end
 
       def start(task)
@@ -36,9 +39,6 @@ module Spindle
       end
 
       def stop = @task&.stop
-
-      # From now on, close idle keep-alive connections too.
-      def drain! = @draining = true
 
       private
 
@@ -50,11 +50,12 @@ module Spindle
       end
 
       def late(now)
+        draining = @phase.draining?
         found = []
         @connections.each do |conn, task|
           next unless conn.waiting_for_client?
 
-          found << [conn, task] if @deadlines.expired?(conn, now, @draining)
+          found << [conn, task] if @deadlines.expired?(conn, now, draining)
         end
         found
       end

@@ -19,9 +19,10 @@ module Spindle
     # and new clients wait in the kernel's backlog.
     class FiberAdmission
       # connections: Connection => the Async::Task serving it (the loop's own).
-      # policy: the ConnectionPolicy; share: hybrid's LoopShare (nil: a loop
-      # alone); siblings: a cluster worker's SiblingShare (nil: none).
-      def initialize(connections, handler, config, log, policy:, share: nil, siblings: nil)
+      # policy: the ConnectionPolicy; budget: the process's OutputBudget;
+      # share: hybrid's LoopShare (nil: a loop alone); siblings: a cluster
+      # worker's SiblingShare (nil: none).
+      def initialize(connections, handler, policy:, budget:, share: nil, siblings: nil)
         @connections = connections
         @policy = policy
         @share = share
@@ -31,7 +32,7 @@ module Spindle
         @others_stalled_at = nil # the others' count when they took none while this loop waited
         @handler = handler
         @max = share ? share.cap(connections, policy.cap) : policy.cap
-        @budget = OutputBudget.for(config, log)
+        @budget = budget
       end
 
       # Waits (yielding) until one more connection may be accepted; returns
@@ -58,13 +59,14 @@ module Spindle
       # closes the connections #wait named that may still go
       # (ConnectionPolicy#evict: stopping one lets other fibers run, and a
       # client may have sent a request since). Their fibers are stopped at
-      # their wait, as DeadlineSweeper does.
+      # their wait, as DeadlineSweeper does; each is idle (Eviction), so it
+      # closes without a word.
       def admitted(victims)
         count_accepted if @share
         @siblings&.accepted!
         @policy.evict(victims) do |conn|
           task = @connections[conn]
-          Timeouts.stop_and_expire(conn, task, @handler.writer) if task && conn.waiting_for_client?
+          Timeouts.stop_and_close(conn, task, :evicted) if task && conn.waiting_for_client?
         end
       end
 

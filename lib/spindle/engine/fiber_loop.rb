@@ -14,9 +14,12 @@ require_relative "deadline_sweeper"
 require_relative "fiber_admission"
 require_relative "connection_policy"
 require_relative "outbox"
+require_relative "output_budget"
 require_relative "deadlines"
 require_relative "inbox"
 require_relative "lingering_close"
+require_relative "connections"
+require_relative "../phase"
 
 module Spindle
   module Engine
@@ -43,29 +46,28 @@ module Spindle
     # waits on @connections instead, which holds
     # exactly the live ones.
     class FiberLoop
-      BACK_OFF = 0.5
-      # Requests a pipelining client gets in a row before the other fibers
-      # run: while its socket keeps having bytes, reading them never waits,
-      # so its fiber never yielded and the loop served nobody else.
-      TURNS = 8
-
       # share: hybrid's LoopShare, for the loops of one process on the same
       # listeners; nil for a loop alone. siblings: a cluster worker's
-      # SiblingShare (nil: none).
-      def initialize(listeners:, handler:, config:, log:, share: nil, siblings: nil)
+      # SiblingShare (nil: none). phase: the process's Phase: the loop drains
+      # once it is draining (#wake, on its change). budget: the process's
+      # OutputBudget (hybrid's loops share it).
+      def initialize(listeners:, handler:, config:, log:, share: nil, siblings: nil, phase: Phase.new,
+                     budget: OutputBudget.for(config, log))
         @listeners = listeners
+        @budget = budget
+        @phase = phase
         @handler = handler
         @config = config
         @log = log
-        @deadlines = Deadlines.new(config)
-        @reader = RequestReader.new(handler, config, @deadlines)
+        @policy = ConnectionPolicy.new(config)
+        @deadlines = @policy.deadlines
+        @reader = RequestReader.new(handler, config, @deadlines, budget: budget)
         @connections = {}.compare_by_identity # Connection => its Async::Task
         @share = share&.join(@connections, self)
         @inbox = Inbox.new if share # clients the other loops accepted for this one
         @served_at = 0.0 # when this loop last finished a request (hybrid)
         @detector = nil
         @siblings = siblings
-        @policy = ConnectionPolicy.new(config)
         # hybrid's loops split the burst, and take turns (LoopShare).
         @accept_burst = @policy.accept_burst(loops: share&.loops || 1)
         @starting = 0 # accepted, their fibers queued (#start)
@@ -79,18 +81,20 @@ module Spindle
           @connection_ended = Async::Condition.new
           @root = task
           @detector = StallDetector.new(@log, @config.stall_threshold).start(task)
-          sweeper = DeadlineSweeper.new(@connections, @deadlines, @handler.writer, method(:retire_apart)).start(task)
+          sweeper = DeadlineSweeper.new(@connections, @deadlines, @handler.writer, method(:retire_apart),
+                                        phase: @phase).start(task)
           acceptors = @listeners.map { |listener| task.async { accept_loop(listener) } }
           acceptors << task.async { @inbox.each { |socket, listener| start(socket, listener) } } if @inbox
-          @wake_r.wait_readable
-          drain(acceptors, sweeper)
+          wait_for_drain
+          drain(acceptors)
           sweeper.stop
           @detector.stop
         end
       end
 
-      # From any thread.
-      def stop
+      # From any thread: the Phase moved (to draining), and the loop waits
+      # on this pipe for it.
+      def wake
         @wake_w.write_nonblock(".", exception: false)
       end
 
@@ -115,8 +119,8 @@ module Spindle
       private
 
       def accept_loop(listener)
-        admission = FiberAdmission.new(@connections, @handler, @config, @log, policy: @policy, share: @share,
-                                                                              siblings: @siblings)
+        admission = FiberAdmission.new(@connections, @handler, policy: @policy, budget: @budget, share: @share,
+                                                               siblings: @siblings)
         loop do
           listener.io.wait_readable
           @accept_burst.times do
@@ -167,7 +171,7 @@ module Spindle
         @root.async { |task| serve(socket, listener, task) }
       rescue StandardError => e
         @log.exception(e, "connection not started")
-        socket.close
+        Connections.close(socket, :failed)
         @share&.release(self)
         @connection_ended.signal # a drain may be waiting for it
       end
@@ -177,18 +181,18 @@ module Spindle
       def accept(listener)
         listener.accept_nonblock
       rescue Listener::Exhausted => e
-        @log.error("cannot accept (#{e.message}); pausing accepts for #{BACK_OFF}s")
-        sleep BACK_OFF
+        @log.error("cannot accept (#{e.message}); pausing accepts for #{ConnectionPolicy::BACK_OFF}s")
+        sleep ConnectionPolicy::BACK_OFF
         nil
       end
 
       def serve(socket, listener, task)
-        conn = @handler.open_connection(socket, listener, Outbox.new(socket, @config))
+        conn = @handler.open_connection(socket, listener, Outbox.new(socket, @config, @budget))
         @connections[conn] = task
         serve_requests(conn)
       rescue StandardError => e
         @log.exception(e, "connection failed")
-        conn&.close
+        Connections.close(conn, :failed) if conn
       ensure
         @connections.delete(conn)
         @share&.release(self)
@@ -209,31 +213,46 @@ module Spindle
           outcome = @handler.serve(conn)
           @served_at = Process.clock_gettime(Process::CLOCK_MONOTONIC) if @inbox
           return if outcome == :hijacked
-          return retire(conn) unless outcome == :keep_alive
+          return retire(conn, :done) unless outcome == :keep_alive
           # This fiber writes what a slow reader has not taken yet (Outbox#finish).
-          return conn.close unless conn.outbox.finish
+          return Connections.close(conn, :write_failed) unless conn.outbox.finish
 
           turns = conn.buffered? ? turns + 1 : 0 # not buffered: read_next yields first
-          if turns == TURNS
+          if turns == ConnectionPolicy::TURNS # a pipelining client: the other fibers run
             Fiber.scheduler.yield
             turns = 0
           end
           state = @reader.read_next(conn)
         end
-        retire(conn) if state == :refused
+        retire(conn, :refused) if state == :refused
       end
 
-      # In conn's own fiber, which serves no request any more: its responses
-      # go out (Outbox#finish), then its close lingers while the client may
-      # still be sending (LingeringClose), this fiber waiting for the input
-      # to drop. The wait has its own deadline, not the DeadlineSweeper's: a
-      # close that lingers must end even once the sweeper has stopped.
-      def retire(conn)
-        state = conn.outbox.finish ? LingeringClose.start(conn) : :close
-        state = LingeringClose.drain(conn) while state == :linger && LingeringClose.wait(conn)
+      # In conn's own fiber, which serves no request any more
+      # (Connections#retire, with this loop as the holder: #owe, #linger).
+      # A stop at one of its waits (Async::Stop) closes conn too.
+      def retire(conn, reason)
+        Connections.retire(conn, reason, self)
       ensure
-        conn.close
+        Connections.close(conn, :stopped) # closed already, but when a stop came mid-way
       end
+
+      public
+
+      # Connections#retire's holder, in conn's own fiber: its responses go
+      # out (Outbox#finish) before it closes. False when the client is gone.
+      def owe(conn) = conn.outbox.finish || Connections.close(conn, :write_failed)
+
+      # Connections#retire's holder, in conn's own fiber: its close lingers
+      # while the client may still be sending (LingeringClose), this fiber
+      # waiting for the input to drop. The wait has its own deadline, not the
+      # DeadlineSweeper's: a close that lingers must end even once the
+      # sweeper has stopped.
+      def linger(conn)
+        nil while LingeringClose.wait(conn) && LingeringClose.drain(conn) == :linger
+        Connections.close(conn, :done)
+      end
+
+      private
 
       # After a 408 (Timeouts.expire) from the DeadlineSweeper, which
       # stopped conn's fiber: a fiber of its own retires conn, in the loop's
@@ -242,22 +261,30 @@ module Spindle
       def retire_apart(conn)
         @root.async do |task|
           @connections[conn] = task
-          retire(conn)
+          retire(conn, :refused)
         ensure
           @connections.delete(conn)
           @connection_ended.signal
         end
       end
 
-      # Stop accepting, have the sweeper close connections idle between
-      # requests, and let the requests in flight finish (the server bounds how
-      # long). A connection is in @connections from its task's first step (no
+      # The root fiber's wait while the loop serves: until the Phase is
+      # draining (#wake).
+      def wait_for_drain
+        until @phase.draining?
+          @wake_r.wait_readable
+          @wake_r.read_nonblock(64, exception: false)
+        end
+      end
+
+      # Stop accepting, and let the requests in flight finish (the server
+      # bounds how long); the sweeper closes connections idle between
+      # requests, as the Phase is draining. A connection is in @connections from its task's first step (no
       # wait comes before), and counted in @starting while queued before it
       # (#start), so none can be missed.
-      def drain(acceptors, sweeper)
+      def drain(acceptors)
         acceptors.each(&:stop)
-        @inbox&.close&.each(&:close)
-        sweeper.drain!
+        @inbox&.close&.each { |socket| Connections.close(socket, :stopped) }
         @connection_ended.wait until @connections.empty? && @starting.zero?
       end
     end

@@ -2,6 +2,7 @@
 
 require_relative "fiber_loop"
 require_relative "../cpu_affinity"
+require_relative "../phase"
 
 module Spindle
   module Engine
@@ -11,14 +12,17 @@ module Spindle
       def self.sizing(_config) = nil
       def self.connection_capacity(config) = config.max_connections
 
-      # siblings: a cluster worker's SiblingShare (nil: none).
-      def initialize(listeners:, handler:, config:, log:, siblings: nil, phase: nil)
-        @phase = phase # issue 66: read once this engine follows the phase (its own branch)
-        @loop = FiberLoop.new(listeners: listeners, handler: handler, config: config, log: log, siblings: siblings)
+      # siblings: a cluster worker's SiblingShare (nil: none). phase: the
+      # process's Phase (see Blocking).
+      def initialize(listeners:, handler:, config:, log:, siblings: nil, phase: Phase.new)
+        @phase = phase
+        @loop = FiberLoop.new(listeners: listeners, handler: handler, config: config, log: log, siblings: siblings,
+                              phase: phase, budget: OutputBudget.for(config, log))
+        phase.on_change { @loop.wake if phase.draining? }
       end
 
       def run = CpuAffinity.app_thread { @loop.run } # --cpu-affinity=app: this thread runs the app
-      def stop = @loop.stop
+      def stop = @phase.drain! # as Blocking#stop
       def backlog = 0 # a request runs in its connection's fiber at once
     end
   end

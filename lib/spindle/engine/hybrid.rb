@@ -4,6 +4,7 @@ require_relative "fiber_loop"
 require_relative "turns"
 require_relative "loop_share"
 require_relative "../cpu_affinity"
+require_relative "../phase"
 
 module Spindle
   module Engine
@@ -78,15 +79,18 @@ module Spindle
       # and a hard open-file limit of 20,000 logged an error at every start.)
       def self.connection_capacity(config) = config.max_connections
 
-      # siblings: a cluster worker's SiblingShare (nil: none).
-      def initialize(listeners:, handler:, config:, log:, siblings: nil, phase: nil)
-        @phase = phase # issue 66: read once this engine follows the phase (its own branch)
+      # siblings: a cluster worker's SiblingShare (nil: none). phase: the
+      # process's Phase (see Blocking).
+      def initialize(listeners:, handler:, config:, log:, siblings: nil, phase: Phase.new)
+        @phase = phase
         share = LoopShare.new(config.loops) if config.loops > 1
+        budget = OutputBudget.for(config, log) # the process's, one for every loop
         @loops = Array.new(config.loops) do
           turns = share ? TakingTurns.new(handler, Hybrid.slice(config.loops)) : handler
           FiberLoop.new(listeners: listeners, handler: turns, config: config, log: log, share: share,
-                        siblings: siblings)
+                        siblings: siblings, phase: phase, budget: budget)
         end
+        phase.on_change { @loops.each(&:wake) if phase.draining? }
       end
 
       def run
@@ -99,7 +103,7 @@ module Spindle
         threads.each(&:join)
       end
 
-      def stop = @loops.each(&:stop)
+      def stop = @phase.drain! # as Blocking#stop
       def backlog = 0 # a request runs in its connection's fiber at once
     end
   end

@@ -32,6 +32,16 @@ module Spindle
 
       def empty? = @kept.empty? && @closing.empty?
 
+      # Connections#retire's holder, for a pool thread: the reactor writes
+      # the rest of conn's output, or watches its lingering close
+      # (Reactor#between_turns).
+      def owe(conn)
+        post(conn, :close)
+        false
+      end
+
+      def linger(conn) = post(conn, :close)
+
       # On the reactor's thread: each connection posted so far, with its outcome.
       def take
         yield @closing.pop, :close until @closing.empty?

@@ -23,13 +23,20 @@ module Spindle
       # Output generated while writing (stream chunks, heads) that may wait
       # here for a slow reader; more than this and the writer waits instead.
       LIMIT = 64 * 1024
+      # What a write to a client that is gone raises.
       WRITE_FAILURES = [Errno::EPIPE, Errno::ECONNRESET, Errno::ENOTCONN, Errno::ETIMEDOUT, IOError].freeze
+      # The same, or a client that read nothing for write_timeout: what a
+      # blocking write (a response, a 408) rescues before closing the
+      # connection. The one list (Handler::CLIENT_GONE repeats it).
+      CLIENT_GONE = [*WRITE_FAILURES, WriteTimeout].freeze
 
-      def initialize(io, config)
+      # budget: the process's OutputBudget, given by the engine (nil: the
+      # one OutputBudget.for config, fetched once output waits).
+      def initialize(io, config, budget = nil)
         @io = io
         @config = config
         @write_timeout = config.write_timeout
-        @budget = nil # the process's OutputBudget, fetched once output waits
+        @budget = budget
         @chunks = nil # what the client has not taken yet
         @own = 0 # bytes in it that only the outbox keeps (not held)
         @bytes = 0 # bytes in it, as counted in the budget

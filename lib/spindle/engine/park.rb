@@ -15,7 +15,8 @@ module Spindle
     # one costs one epoll_ctl and one wake (PERFORMANCE.md).
     #
     # The same set counts the pool queue's notifications (ThreadPool#<<), so
-    # a free thread waits on both at once.
+    # a free thread waits on both at once: the pool's wait_on (#wait,
+    # #notify), the only part of the Park the pool knows.
     #
     # A connection parked for RECALL_AFTER, or whose keep-alive deadline
     # nears, goes back to the reactor (#recall), whose Selection keeps the

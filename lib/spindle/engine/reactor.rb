@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "timeouts"
+require_relative "connections"
 
 module Spindle
   module Engine
@@ -63,15 +64,15 @@ module Spindle
           @pool << conn
         when :incomplete then @deadlines.renew(conn)
         when :closed then @selection.forget(conn)
-        when :refused then @selection.retire(conn)
+        when :refused then @selection.retire(conn, :refused)
         end
       end
 
       def between_turns(stopping)
         @mailbox.take do |conn, outcome|
           next @selection.watch_output(conn, outcome) if conn.outbox.pending?
-          next @selection.retire(conn) if outcome == :close # its close lingers (Threads#retire)
-          next conn.close if stopping && @deadlines.closable_when_draining?(conn)
+          next @selection.retire(conn, :done) if outcome == :close # its close lingers (Threads#retire)
+          next Connections.close(conn, :idle_draining) if stopping && @deadlines.closable_when_draining?(conn)
 
           @selection.watch(conn)
           readable(conn) if conn.buffered? # a pipelined request already read
@@ -98,7 +99,7 @@ module Spindle
       def out_of_descriptors(_selection, _error) = true
 
       # The loop ends: what is still parked (a stop took them all already).
-      def close = @park.close(&:close)
+      def close = @park.close { |conn| Connections.close(conn, :stopped) }
 
       # At the cap with no idle connection in the selection: the parked ones
       # are idle too, so all come back now and the selection closes the
@@ -130,7 +131,7 @@ module Spindle
       end
 
       def take_back(conn, stopping)
-        return conn.close if stopping && @deadlines.closable_when_draining?(conn)
+        return Connections.close(conn, :idle_draining) if stopping && @deadlines.closable_when_draining?(conn)
 
         @selection.adopt(conn)
       end

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "output_budget"
+require_relative "connections"
 
 module Spindle
   module Engine
@@ -12,11 +13,12 @@ module Spindle
     # #poll never waits (the blocking engine and the reactor, which wait in a
     # selector instead).
     class RequestReader
-      # deadlines: the engine's Deadlines, renewed before each wait.
-      def initialize(handler, config, deadlines)
+      # deadlines: the engine's Deadlines, renewed before each wait; budget:
+      # the process's OutputBudget (the engine's).
+      def initialize(handler, config, deadlines, budget: OutputBudget.for(config))
         @handler = handler
         @deadlines = deadlines
-        @budget = OutputBudget.for(config)
+        @budget = budget
       end
 
       # :complete when a request is ready to serve; :closed when the connection
@@ -59,7 +61,7 @@ module Spindle
           case conn.read_nonblock
           when :data then return :complete if conn.advance == :complete
           when :wait then return :incomplete
-          when :eof then return close(conn)
+          when :eof then return close(conn, :client_closed)
           end
         end
       rescue HTTP::ParseError => e
@@ -67,13 +69,13 @@ module Spindle
         :refused
       rescue HTTP::ProxyHeader::Error => e
         @handler.refuse_proxy_header(conn, e) # no HTTP answer: the peer speaks no PROXY
-        close(conn)
+        close(conn, :bad_proxy_header)
       end
 
       private
 
-      def close(conn)
-        conn.close
+      def close(conn, reason)
+        Connections.close(conn, reason)
         :closed
       end
     end

@@ -3,6 +3,7 @@
 require "nio"
 require_relative "timeouts"
 require_relative "lingering_close"
+require_relative "connections"
 
 module Spindle
   module Engine
@@ -28,7 +29,7 @@ module Spindle
         @tls_writing = {}.compare_by_identity # TLS Connections watched for room to finish a read
         @accepting = false
         @next_expiry = 0
-        @retire = method(:retire) # a 408's lingering close (Timeouts.expire)
+        @retire = ->(conn) { retire(conn, :refused) } # a 408's lingering close (Timeouts.expire)
       end
 
       def size = @conns.size
@@ -85,38 +86,43 @@ module Spindle
         when :done
           outcome = @outcomes[conn]
           forget(conn)
-          return retire(conn) unless outcome == :keep_alive
+          return retire(conn, :done) unless outcome == :keep_alive
 
           watch(conn)
           return true
         end
-        drop(conn)
+        drop(conn, :write_failed)
+      end
+
+      # Ends conn for reason (Connections#retire): to close once its
+      # responses are out (:done, :refused: a :close outcome, a refused
+      # request, a 408), or at once (any other reason). Takes conn whether
+      # or not it is watched; one that lingers already (a pool thread began
+      # it) is only watched. False: conn reads no request.
+      def retire(conn, reason = :done)
+        forget(conn)
+        Connections.retire(conn, reason, self)
+      end
+
+      # Connections#retire's holder: the rest of the output is written
+      # first (#watch_output), then conn retired again.
+      def owe(conn)
+        watch_output(conn, :close)
         false
       end
 
-      # conn is to close once its responses are out (a :close outcome, a
-      # refused request, a 408): the rest of the output is written first
-      # (#watch_output), then the close lingers while the client may still
-      # be sending (LingeringClose), watched here for its input until then.
-      # Takes conn whether or not it is watched; one that lingers already (a
-      # pool thread began it) is only watched. False: conn reads no request.
-      def retire(conn)
-        forget(conn)
-        if conn.outbox.pending?
-          watch_output(conn, :close)
-        elsif conn.lingering? || LingeringClose.start(conn) == :linger
-          @selector.register(conn.io, :r).value = conn
-          @conns[conn.io] = conn
-        else
-          conn.close
-        end
-        false
+      # Connections#retire's holder: conn's close lingers while the client
+      # may still be sending (LingeringClose), watched here for its input
+      # until then (#linger_on).
+      def linger(conn)
+        @selector.register(conn.io, :r).value = conn
+        @conns[conn.io] = conn
       end
 
       # A lingering connection's client sent more, or closed its side: what
       # came is dropped, and conn closed once its client is done.
       def linger_on(conn)
-        drop(conn) if LingeringClose.drain(conn) == :close
+        drop(conn, :done) if LingeringClose.drain(conn) == :close
       end
 
       def forget(conn)
@@ -142,9 +148,10 @@ module Spindle
         wants_write ? @tls_writing[conn] = true : @tls_writing.delete(conn)
       end
 
-      def drop(conn)
+      # Closes conn at once for reason (Connections::AT_ONCE).
+      def drop(conn, reason)
         forget(conn)
-        conn.close
+        Connections.close(conn, reason)
       end
 
       # Deadlines are whole seconds apart: look for missed ones at most this
@@ -169,7 +176,7 @@ module Spindle
       # Out of descriptors: frees the one whose deadline is nearest.
       def drop_oldest
         conn = @conns.values.min_by { |c| c.marks.at }
-        drop(conn) if conn
+        drop(conn, :no_fds) if conn
       end
 
       def watch_listeners
@@ -187,7 +194,7 @@ module Spindle
       end
 
       def close
-        @conns.each_value(&:close)
+        @conns.each_value { |conn| Connections.close(conn, :stopped) }
         @conns.clear
         @selector.close
       end

@@ -5,6 +5,7 @@ require_relative "connection_policy"
 require_relative "outbox"
 require_relative "output_budget"
 require_relative "sibling_share"
+require_relative "../phase"
 
 module Spindle
   module Engine
@@ -46,13 +47,13 @@ module Spindle
     # every turn, and one ahead of a sibling pauses accepting while the
     # sibling takes the client (SiblingShare); a single process never pauses.
     class SelectorLoop
-      BACK_OFF = 0.5
-
       # tick: the longest select; policy: the ConnectionPolicy; accept_burst:
       # connections accepted per readable listener before looking at the
       # others (the policy's, for this engine); siblings: a cluster worker's
-      # SiblingShare (nil: none).
-      def initialize(selection, strategy, handler:, config:, log:, tick:, policy:, accept_burst:, siblings:)
+      # SiblingShare (nil: none); budget: the process's OutputBudget; phase: the process's Phase: the loop stops
+      # accepting and drains once it is draining (#wake, on its change).
+      def initialize(selection, strategy, handler:, config:, log:, tick:, policy:, accept_burst:, siblings:,
+                     budget: OutputBudget.for(config, log), phase: Phase.new)
         @selection = selection
         @strategy = strategy
         @handler = handler
@@ -63,36 +64,37 @@ module Spindle
         @accept_burst = accept_burst
         @siblings = siblings
         @deference = siblings&.deference
-        @budget = OutputBudget.for(config, log)
-        @stopping = false
+        @budget = budget
+        @phase = phase
         @paused_until = nil # accepting pauses: out of descriptors, or siblings first
         @full_until = 0 # at the cap with nothing to close (#room), until then
       end
 
       def run
         @selection.watch_listeners
-        turn until @stopping && @selection.empty? && @strategy.idle?
+        nil until turn && @selection.empty? && @strategy.idle?
       ensure
         @strategy.close
         @selection.close
       end
 
-      # From any thread.
-      def stop
-        @stopping = true
-        @selection.wakeup
-      end
-
-      def stopping? = @stopping
+      # From any thread: the Phase moved, and a select that waits a tick
+      # would see it only then.
+      def wake = @selection.wakeup
 
       private
 
+      # One select and what follows it. True once the process drains: the
+      # Phase is read once a turn (as !accepting?, Phase#draining? less a
+      # call: this runs after every select).
       def turn
         @selection.select(select_timeout) { |io_owner| io_owner.is_a?(Listener) ? accept(io_owner) : ready(io_owner) }
-        @strategy.between_turns(@stopping)
-        @selection.expire(@stopping)
+        draining = !@phase.accepting?
+        @strategy.between_turns(draining)
+        @selection.expire(draining)
         @siblings.held = held if @siblings
-        balance_accepting
+        balance_accepting(draining)
+        draining
       end
 
       def accept(listener)
@@ -102,8 +104,8 @@ module Spindle
           return pause(SiblingShare::OTHERS_FIRST) if @deference&.defer?(held)
 
           socket = listener.accept_nonblock or return
-          @policy.evict(victims) { |conn| @selection.drop(conn) }
-          @selection.watch(@handler.open_connection(socket, listener, Outbox.new(socket, @config)))
+          @policy.evict(victims) { |conn| @selection.drop(conn, :evicted) }
+          @selection.watch(@handler.open_connection(socket, listener, Outbox.new(socket, @config, @budget)))
           @siblings&.accepted!(held)
         end
       rescue Listener::Exhausted => e
@@ -130,8 +132,9 @@ module Spindle
       # Out of file descriptors: stop accepting for a moment and keep serving
       # the connections we have; their closing frees descriptors.
       def back_off(error)
-        @log.error("cannot accept (#{error.message}); pausing accepts for #{BACK_OFF}s") unless @paused_until
-        pause(BACK_OFF)
+        back_off = ConnectionPolicy::BACK_OFF
+        @log.error("cannot accept (#{error.message}); pausing accepts for #{back_off}s") unless @paused_until
+        pause(back_off)
       end
 
       def pause(seconds)
@@ -147,7 +150,7 @@ module Spindle
       end
 
       def accept?
-        !@stopping && @strategy.accept? && !@budget.over? && !full? &&
+        @phase.accepting? && @strategy.accept? && !@budget.over? && !full? &&
           !(@paused_until && Timeouts.now < @paused_until)
       end
 
@@ -175,9 +178,9 @@ module Spindle
       # (a readable listener while accept? is false is unwatched there) or the
       # stop begins. Asking accept? after every select cost a dozen method
       # calls per keep-alive request, on the path where it holds all along.
-      def balance_accepting
+      def balance_accepting(draining)
         if @selection.accepting?
-          @selection.unwatch_listeners if @stopping
+          @selection.unwatch_listeners if draining
         else
           @paused_until = nil if @paused_until && Timeouts.now >= @paused_until
           @selection.watch_listeners if accept?

@@ -10,12 +10,18 @@ module Spindle
     # wrap, when given, is called with each thread's whole life as its block
     # (CpuAffinity.app_thread); name names the threads (ps -T, top -H).
     #
-    # With a park (Park), a free thread waits on it instead of a condition
-    # variable: for queued work and for the parked connections at once. A
-    # parked connection whose request begins to arrive is the thread's next
-    # item, as if it had been queued.
+    # With wait_on, a free thread waits there instead of on a condition
+    # variable: for queued work and for whatever else may give it an item
+    # at once. wait_on answers (the threads engine's Park does):
+    #
+    #   wait(timeout)  # an item for the caller (run as if it had been
+    #                  # queued), :notified (#<< queued one), or nil
+    #   notify(count)  # lets count waits return :notified
+    #
+    # The pool knows nothing else of it: a Park's connections are its own.
     class ThreadPool
-      def initialize(min:, max:, idle_timeout: 30, on_free: nil, context: nil, wrap: nil, name: nil, park: nil, &work)
+      def initialize(min:, max:, idle_timeout: 30, on_free: nil, context: nil, wrap: nil, name: nil, wait_on: nil,
+                     &work)
         @min = min
         @max = max
         @idle_timeout = idle_timeout
@@ -24,7 +30,7 @@ module Spindle
         @on_free = on_free
         @wrap = wrap
         @name = name
-        @park = park
+        @wait_on = wait_on
         @queue = []
         @mutex = Thread::Mutex.new
         @ready = Thread::ConditionVariable.new
@@ -59,7 +65,7 @@ module Spindle
       def shutdown(timeout)
         @mutex.synchronize do
           @shutdown = true
-          @park ? @park.notify(@threads.size) : @ready.broadcast
+          @wait_on ? @wait_on.notify(@threads.size) : @ready.broadcast
         end
         deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + timeout
         @threads.dup.each do |thread|
@@ -111,34 +117,35 @@ module Spindle
       end
 
       # Holding the lock: signals one waiting thread that an item is queued.
-      # On a park, only while a thread waits there: a thread that comes to
+      # On wait_on, only while a thread waits there: a thread that comes to
       # #take later finds the item without it.
       def wake_one
-        return @ready.signal unless @park
+        return @ready.signal unless @wait_on
 
-        @park.notify if @waiting.positive?
+        @wait_on.notify if @waiting.positive?
       end
 
       # Holding the lock: waits up to idle_timeout for word of queued work,
-      # letting go of the lock meanwhile. On a park, the wait may end with a
-      # parked connection whose request has begun to arrive: returned.
+      # letting go of the lock meanwhile. On wait_on, the wait may end with
+      # an item of its own (a parked connection whose request has begun to
+      # arrive): returned.
       def wait_for_work
-        unless @park
+        unless @wait_on
           @ready.wait(@mutex, @idle_timeout)
           return nil
         end
 
         @mutex.unlock
         begin
-          got = @park.wait(@idle_timeout)
+          got = @wait_on.wait(@idle_timeout)
         ensure
           @mutex.lock
         end
         got unless got == :notified
       end
 
-      # Holding the lock. A parked connection's request reaches only a thread
-      # waiting on the park, and nothing queues to make the pool grow: so the
+      # Holding the lock. An item that wait_on gave reaches only a thread
+      # waiting there, and nothing queues to make the pool grow: so the
       # thread that takes one leaves another waiting there, up to max.
       def take_parked(conn)
         @busy += 1

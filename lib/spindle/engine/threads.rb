@@ -7,10 +7,11 @@ require_relative "thread_pool"
 require_relative "park"
 require_relative "turns"
 require_relative "request_reader"
-require_relative "lingering_close"
+require_relative "connections"
 require_relative "deadlines"
 require_relative "output_budget"
 require_relative "../cpu_affinity"
+require_relative "../phase"
 
 module Spindle
   module Engine
@@ -38,8 +39,6 @@ module Spindle
     # Ruby hands the GVL over itself
     # (Turns.for_pool).
     class Threads
-      # Requests one connection gets served in a row on a pool thread.
-      PIPELINE_TURNS = 8
       # How long a pool thread waits for the next request on its keep-alive
       # TLS connection (which the Park cannot hold), while no other request
       # waits for a thread, before handing the connection back to the reactor.
@@ -51,24 +50,27 @@ module Spindle
       def self.sizing(config) = "threads=#{config.threads.join(':')}" # the pool
       def self.connection_capacity(config) = config.max_connections
 
-      # siblings: a cluster worker's SiblingShare (nil: none).
-      def initialize(listeners:, handler:, config:, log:, siblings: nil, phase: nil)
-        @phase = phase # issue 66: read once this engine follows the phase (its own branch)
+      # siblings: a cluster worker's SiblingShare (nil: none). phase: the
+      # process's Phase (see Blocking).
+      def initialize(listeners:, handler:, config:, log:, siblings: nil, phase: Phase.new)
         @handler = handler
+        @phase = phase
         @config = config
         @log = log
-        @budget = OutputBudget.for(config, log)
-        @deadlines = Deadlines.new(config)
-        @reader = RequestReader.new(handler, config, @deadlines)
+        @budget = OutputBudget.for(config, log) # the process's: passed on from here
+        policy = ConnectionPolicy.new(config)
+        @deadlines = policy.deadlines
+        @reader = RequestReader.new(handler, config, @deadlines, budget: @budget)
         selection = Selection.new(listeners, handler.writer, @deadlines)
         @mailbox = Mailbox.new(selection)
         @park = Park.new
         @pool = pool(config)
         reactor = Reactor.new(selection, @reader, @deadlines, @pool, @mailbox, @park, alone: config.workers <= 1)
-        policy = ConnectionPolicy.new(config)
         @loop = SelectorLoop.new(selection, reactor, handler: handler, config: config, log: log, tick: Reactor::TICK,
                                                      policy: policy, accept_burst: policy.accept_burst(gated: true),
-                                                     siblings: siblings)
+                                                     budget: @budget,
+                                                     siblings: siblings, phase: phase)
+        phase.on_change { @loop.wake if phase.draining? }
       end
 
       def run
@@ -78,7 +80,7 @@ module Spindle
         @park.release
       end
 
-      def stop = @loop.stop
+      def stop = @phase.drain! # as Blocking#stop
 
       # Complete requests waiting for a pool thread.
       def backlog = @pool.queued
@@ -88,7 +90,7 @@ module Spindle
       def pool(config)
         slice = Turns.slice(config.max_threads) # the other pool threads and the reactor
         ThreadPool.new(min: config.min_threads, max: config.max_threads, on_free: @mailbox.method(:thread_freed),
-                       wrap: CpuAffinity.method(:app_thread), name: "spindle pool", park: @park,
+                       wrap: CpuAffinity.method(:app_thread), name: "spindle pool", wait_on: @park,
                        context: -> { Turns.for_pool(slice) }) { |conn, turns| work(conn, turns) }
       end
 
@@ -111,13 +113,14 @@ module Spindle
 
         came = nil
         served = 0
-        while (served += 1) <= PIPELINE_TURNS # not `times`: a `return` out of a block allocates on Ruby 3.1
+        # Not `times`: a `return` out of a block allocates on Ruby 3.1.
+        while (served += 1) <= ConnectionPolicy::TURNS
           @budget.wait_for_room
           outcome = @handler.serve(conn)
           turns.served
           return if outcome == :hijacked
           return @mailbox.post(conn, outcome) if conn.outbox.pending? # the reactor writes the rest
-          return retire(conn) if outcome == :close
+          return retire(conn, :done) if outcome == :close
           return between_requests(conn) unless (came = next_request(conn))
           # Others wait for a thread: conn's next request goes behind them,
           # so a client that keeps sending cannot keep a thread.
@@ -126,10 +129,10 @@ module Spindle
         requeue(conn, came)
       rescue HTTP::ParseError => e
         @handler.refuse(conn, e)
-        retire(conn)
+        retire(conn, :refused)
       rescue StandardError => e
         @log.exception(e, "connection failed")
-        conn.close
+        Connections.close(conn, :failed)
       end
 
       # Reads the request that began to arrive on a parked connection: true
@@ -140,7 +143,7 @@ module Spindle
         case @reader.poll(conn)
         when :complete then return true
         when :incomplete then between_requests(conn)
-        when :refused then retire(conn)
+        when :refused then retire(conn, :refused)
         end
         false # :closed: the reader closed it
       end
@@ -150,11 +153,7 @@ module Spindle
       # case, it closes at once; while it may still be sending, the reactor
       # watches it until it is done, and no pool thread waits on it. So
       # does a response whose end the client has not taken yet.
-      def retire(conn)
-        return @mailbox.post(conn, :close) if conn.outbox.pending? || LingeringClose.start(conn) == :linger
-
-        conn.close
-      end
+      def retire(conn, reason) = Connections.retire(conn, reason, @mailbox)
 
       # conn owes nothing and holds no complete request: parked when it is a
       # plain socket with nothing of its next request read (idle: unparsed

@@ -1,6 +1,8 @@
 # frozen_string_literal: true
 
 require_relative "deadlines"
+require_relative "connections"
+require_relative "outbox"
 
 module Spindle
   module Engine
@@ -21,13 +23,13 @@ module Spindle
       # conn once the 408 is written; without one it closes at once. A
       # connection that lingers already is closed: that was its deadline.
       def expire(conn, writer, retire = nil)
-        return conn.close unless mid_request?(conn)
+        return Connections.close(conn, :deadline) unless mid_request?(conn)
 
         conn.refused!
         writer.write_simple(conn, REQUEST_TIMEOUT, TIMEOUT_TEXT)
-        retire ? retire.call(conn) : conn.close
-      rescue *Handler::CLIENT_GONE
-        conn.close
+        retire ? retire.call(conn) : Connections.close(conn, :refused)
+      rescue *Outbox::CLIENT_GONE
+        Connections.close(conn, :write_failed)
       end
 
       # What a timed-out client is told: nothing when it was idle, or when
@@ -48,6 +50,14 @@ module Spindle
         task.stop # raises Async::Stop at its wait; its fiber forgets the connection
       ensure
         expire(conn, writer, retire)
+      end
+
+      # Fiber engines: stops the fiber serving conn at its wait, then closes
+      # conn at once for reason; in an ensure, as #stop_and_expire.
+      def stop_and_close(conn, task, reason)
+        task.stop
+      ensure
+        Connections.close(conn, reason)
       end
     end
   end
