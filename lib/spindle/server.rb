@@ -50,6 +50,7 @@ module Spindle
       @restartable = restartable
       @bound = false
       @draining = Thread::Mutex.new
+      @phase = Phase.new
       Listener.reload_tls_on_hup(@listeners, @log) # inherited ones (a master after USR2)
     end
 
@@ -78,7 +79,7 @@ module Spindle
       warn_at_boot
       pin_to_cpu if @config.cpu_affinity # before the engine starts its threads
       @handler = Handler.new(@app, @config, @log, multithread: engine_class.multithread?,
-                                                  multiprocess: @multiprocess)
+                                                  multiprocess: @multiprocess, phase: @phase)
       siblings = @siblings if @siblings&.join
       @engine = engine_class.new(listeners: @listeners, handler: @handler, config: @config, log: @log,
                                  siblings: siblings)
@@ -142,7 +143,7 @@ module Spindle
     # health path says 503 and responses say "connection: close".
     def leave_pool
       @restart&.stopping!
-      @handler.stopping!
+      @phase.leave!
     end
 
     # Stops accepting and lets in-flight requests finish; after timeout seconds
@@ -153,7 +154,7 @@ module Spindle
       @draining.synchronize do
         @services&.draining(handed_over: @restart&.handed_over?) # a successor waits for their addresses
         @restart&.stopping!
-        @handler.stopping!
+        @phase.drain!
         @engine.stop
         stop_listening if owns_socket_files? # not in a worker: its master decides
         @rebalancer&.stop
