@@ -7,25 +7,24 @@ require_relative "http/early_hints"
 require_relative "http/hijack"
 require_relative "engine/outbox"
 require_relative "request_tracker"
-require_relative "health_check"
-require_relative "static_files"
-require_relative "http/forwarded"
+require_relative "request_path"
 require_relative "peer_address"
 require_relative "request_name"
+require_relative "phase"
 
 module Spindle
   # One complete request in, one app call, one response out, and an explicit
   # outcome for the engine: :keep_alive, :close or :hijacked. It is decided
-  # here, once (the request, the server's state and what the writer managed),
-  # and the engine acts on it: on :keep_alive it reads the next request once
-  # the response is out, on :close it closes the connection once the response
-  # is out, on :hijacked it forgets the connection. Engines decide when and on
-  # which thread or fiber this runs; what happens here is the same for all.
+  # here, once (the request, the process's phase and what the writer
+  # managed), and the engine acts on it: on :keep_alive it reads the next
+  # request once the response is out, on :close it closes the connection once
+  # the response is out, on :hijacked it forgets the connection. Engines
+  # decide when and on which thread or fiber this runs; what happens here is
+  # the same for all. What the options add to a request (the health check,
+  # static files, trusted proxies, the access log, shedding, the out-of-band
+  # GC) are steps of its RequestPath, put together here once.
   class Handler
-    CLIENT_GONE = [Errno::EPIPE, Errno::ECONNRESET, Errno::ENOTCONN, Errno::ETIMEDOUT,
-                   IOError, Engine::Outbox::WriteTimeout].freeze
-    ERROR_BODY = "Internal Server Error\n"
-    RESPONSE_FINISHED = "rack.response_finished"
+    RESPONSE_FINISHED = RequestPath::Finish::RESPONSE_FINISHED
     # Entries an env has room for before it grows: the template's 13, the
     # request line's 7, rack.input and the callbacks, and 10 header fields.
     # The base env is made with that room; each connection's template (a
@@ -39,37 +38,36 @@ module Spindle
     # seconds with a count: a scanner on a PROXY bind must not flood the log.
     PROXY_LOG_EVERY = 60
 
-    attr_reader :writer, :tracker
+    attr_reader :writer, :tracker, :path
 
-    def initialize(app, config, log, multithread:, multiprocess: false, phase: nil)
-      @phase = phase # issue 66: read once the handler follows the phase (its own branch)
-      @app = app
+    # phase: the process's Phase, which its Server moves: responses keep
+    # their connection only while it serves, and the health path answers
+    # 503 once a stop begins. multiprocess: a cluster worker, whose
+    # Rebalancer may shed connections (#shed_one!).
+    def initialize(app, config, log, multithread:, multiprocess: false, phase: Phase.new)
       @log = log
       @tracker = RequestTracker.new(durations: !config.metrics.nil?, one_thread: !multithread)
       @config = config
+      @phase = phase
       @max_requests = config.max_keepalive_requests
-      @oob_gc_every = config.oob_gc_every
-      @access_log = log.access_log # nil: off, and no request pays for it
+      @access_log = log.access_log # for the requests the parser refuses
       @writer = HTTP::ResponseWriter.new(log, count_bytes: !@access_log.nil?)
       @early_hints = config.early_hints
-      @stopping = false
-      @shed = 0 # connections to close after their next response (#shed_one!)
-      @health = HealthCheck.for(config.health_path)
-      @static = StaticFiles.for(config.static)
-      @forwarded = config.trusted_proxies && HTTP::Forwarded.new(config.trusted_proxies)
+      @path = RequestPath.new(app, config, log, writer: @writer, tracker: @tracker, phase: phase,
+                                                shedding: multiprocess)
+      @app = @path.app
+      @response = @path.response
+      @finish = @path.finish
       @base_env = base_env(multithread, multiprocess)
       @proxy_refusals = Log::Throttle.new(log, PROXY_LOG_EVERY)
     end
 
-    # Set when a stop begins (the drain delay, or the drain itself): responses
-    # from then on close their connection, and the health path answers 503.
-    def stopping! = @stopping = true
+    # The next response (on any connection) that would keep its connection
+    # closes it instead, so that its client reconnects, to a sibling worker
+    # with fewer (Rebalancer). Only a cluster worker's handler sheds.
+    def shed_one! = @path.shedding&.shed_one!
 
-    # The next response (on any connection) closes its connection, so that
-    # its client reconnects, to a sibling worker with fewer (Rebalancer).
-    def shed_one! = @shed += 1
-
-    def shedding? = @shed.positive?
+    def shedding? = @path.shedding&.shedding? || false
 
     # The env every request on this connection starts from.
     def env_template(conn_io, listener)
@@ -96,40 +94,28 @@ module Spindle
       conn
     end
 
-    # Serves the complete request buffered in conn.
+    # Serves the complete request buffered in conn: its env, the app (after
+    # the app stage's steps), the response (RequestPath::Write, after the
+    # response stage's), and the finish, whatever happened.
     def serve(conn)
       @tracker.start(conn)
       env = conn.finish_request_env
       env[RESPONSE_FINISHED] = []
-      @forwarded&.apply(env) # first: the access log records the client it names
-      if @access_log
-        started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-        request = @access_log.capture(env)
-      end
       begin
-        status, headers, body = @health&.response(env, !@stopping) || @static&.response(env) || @app.call(env)
+        status, headers, body = @app.call(env)
       rescue SignalException, SystemExit
         raise
-      rescue Exception => e # rubocop:disable Lint/RescueException -- an app error must not kill a thread
-        error = e
-        status, headers, body = app_failed(env, e)
+      rescue Exception => error # rubocop:disable Lint/RescueException -- an app error must not kill a thread
+        status, headers, body = app_failed(env, error)
       end
-      outcome = conn.hijacked? ? :hijacked : respond(conn, env, status, headers, body)
-      # The writer's 500 went out in place of what the app returned: that is
-      # what the client got, so it is what the log and the callbacks see.
-      failed = outcome == :failed
-      if failed
-        status = 500
-        outcome = :close
-      end
-      log_access(env, request, status, headers, failed, started) if started
-      outcome
+      keep_alive = conn.keep_alive? && @phase.keep_alive? && conn.requests + 1 < @max_requests
+      outcome = @response.respond(conn, env, status, headers, body, keep_alive)
+      return outcome unless outcome == :failed
+
+      status = 500 # the writer's 500 went out in place of what the app returned: the callbacks see it
+      :close
     ensure
-      close_body(env, headers, body)
-      response_finished(env, status, headers, error) if env && !env[RESPONSE_FINISHED]&.empty?
-      conn.release_input # after the body and the callbacks, which may still read rack.input
-      @tracker.finish(conn)
-      collect_garbage if @oob_gc_every
+      @finish.finish(conn, env, status, headers, body, error)
       conn.reset_for_next_request if outcome == :keep_alive
     end
 
@@ -145,7 +131,7 @@ module Spindle
       @writer.write_simple(conn, error.status, text)
       # No request to describe: the access log says what was answered.
       @access_log&.record(conn.env_template, nil, error.status, text.bytesize, nil)
-    rescue *CLIENT_GONE
+    rescue *Engine::Outbox::CLIENT_GONE
       nil
     end
 
@@ -184,81 +170,10 @@ module Spindle
       "0.0.0.0"
     end
 
-    # The writer counted the body bytes it sent (HTTP::ResponseWriter::BODY_BYTES);
-    # after a :failed response it was the 500's ERROR_BODY.
-    # headers: the app's, whose x-request-id names the request when the
-    # client sent none (RequestName).
-    def log_access(env, request, status, headers, failed, started)
-      bytes = failed ? ERROR_BODY.bytesize : env[HTTP::ResponseWriter::BODY_BYTES]
-      @access_log.record(env, request, status, bytes, Process.clock_gettime(Process::CLOCK_MONOTONIC) - started,
-                         headers)
-    end
-
-    # Takes one of #shed_one!'s closes (another thread may have taken the
-    # last: the count never goes below zero, and then this one keeps its
-    # connection).
-    def shed
-      return false unless @shed.positive?
-
-      @shed -= 1
-      true
-    end
-
     # Each app error line names the request (RequestName.for_log).
     def app_failed(env, error)
       @log.exception(error, "app raised on #{RequestName.for_log(env)}")
-      [500, { "content-type" => "text/plain" }, [ERROR_BODY]]
-    end
-
-    def respond(conn, env, status, headers, body)
-      keep_alive = conn.keep_alive? && !@stopping && conn.requests + 1 < @max_requests && !(@shed.positive? && shed)
-      @writer.write(conn, env, status, headers, body, keep_alive)
-    rescue *CLIENT_GONE
-      :close
-    rescue HTTP::InvalidResponse => e
-      # The app's mistake, not the server's: what it returned and what Rack
-      # requires, without the writer's backtrace, which would point at Spindle.
-      @log.error("app returned an invalid response to #{RequestName.for_log(env, headers)}: #{e.message}")
-      fail_response(conn)
-    rescue StandardError => e
-      @log.exception(e, "response to #{RequestName.for_log(env, headers)} could not be written")
-      fail_response(conn)
-    end
-
-    # After a failed response: a 500 if nothing was sent yet (:failed), else
-    # :close; either way the connection closes, since the client cannot tell
-    # where this response ends.
-    def fail_response(conn)
-      return :close if conn.response_started?
-
-      @writer.write_simple(conn, 500, ERROR_BODY)
-      :failed
-    rescue StandardError
-      :close
-    end
-
-    # Out-of-band GC: after the response is sent, when no other request is in
-    # flight, so no client waits on the collection.
-    def collect_garbage
-      return unless (@tracker.served % @oob_gc_every).zero? && @tracker.in_flight.zero?
-
-      GC.start
-    end
-
-    def close_body(env, headers, body)
-      body.close if body.respond_to?(:close)
-    rescue StandardError => e
-      @log.exception(e, "body.close raised, for #{RequestName.for_log(env, headers)}")
-    end
-
-    # Rack SPEC: the callbacks run in reverse order of registration, like
-    # ensure blocks: middleware that registered first is told last.
-    def response_finished(env, status, headers, error)
-      env[RESPONSE_FINISHED]&.reverse_each do |callback|
-        callback.call(env, status, headers, error)
-      rescue StandardError => e
-        @log.exception(e, "rack.response_finished callback raised, for #{RequestName.for_log(env, headers)}")
-      end
+      [500, { "content-type" => "text/plain" }, [RequestPath::ERROR_BODY]]
     end
   end
 end

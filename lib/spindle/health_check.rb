@@ -8,7 +8,8 @@ module Spindle
   # accepting. Other methods on the path go to the app like any request.
   #
   # Per request it costs one String comparison (PATH_INFO against the path);
-  # without --health-path the Handler never asks.
+  # without --health-path it is not on the request path at all
+  # (RequestPath::Health puts it there).
   class HealthCheck
     METHODS = %w[GET HEAD].freeze
     SERVING = "ok\n"
@@ -20,10 +21,13 @@ module Spindle
       @path = path.dup.freeze
     end
 
+    # Whether env asks for the health path (a GET or HEAD of it).
+    def asked?(env) = env["PATH_INFO"] == @path && METHODS.include?(env["REQUEST_METHOD"])
+
     # The response for env when it asks for the health path, else nil.
     # serving: false once a stop has begun.
     def response(env, serving)
-      return nil unless env["PATH_INFO"] == @path && METHODS.include?(env["REQUEST_METHOD"])
+      return nil unless asked?(env)
 
       # Fresh headers each time: the writer and the rack.response_finished
       # callbacks may see (and keep) them.

@@ -91,7 +91,6 @@ module Spindle
       @engine = engine_class.new(listeners: @listeners, handler: @handler, config: @config, log: @log,
                                  siblings: siblings, phase: @phase)
       @rebalancer = Engine::Rebalancer.new(siblings, @handler, @phase) if siblings
-      tell_handler_and_engine
       self
     end
 
@@ -318,12 +317,5 @@ module Spindle
     # worker whose drain runs out of time must leave the file to the master
     # and the other workers still serving on it.
     def owns_socket_files? = @bound && !@restart&.successor?
-
-    # Until the handler and the engines follow the phase themselves (issue
-    # 66, item 2: their own branches; drop this when they land): the drain
-    # delay and the drain reach them as before.
-    def tell_handler_and_engine
-      @phase.on_change { @handler.stopping! }
-    end
   end
 end

@@ -27,7 +27,7 @@ module Spindle
       WRITE_FAILURES = [Errno::EPIPE, Errno::ECONNRESET, Errno::ENOTCONN, Errno::ETIMEDOUT, IOError].freeze
       # The same, or a client that read nothing for write_timeout: what a
       # blocking write (a response, a 408) rescues before closing the
-      # connection. The one list (Handler::CLIENT_GONE repeats it).
+      # connection. The one list: the handler and its Write step rescue it too.
       CLIENT_GONE = [*WRITE_FAILURES, WriteTimeout].freeze
 
       # budget: the process's OutputBudget, given by the engine (nil: the
