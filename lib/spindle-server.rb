@@ -6,6 +6,6 @@
 # here would pull nio4r, the C extension and the engines into every process
 # that requires the bundle (rake tasks, consoles, workers).
 #
-# Without this file Bundler would fall back to `require "spindle/server"`,
+# Without this file Bundler would fall back to `require "spindle/process/server"`,
 # which does exactly that.
 require_relative "spindle/version"

@@ -3,8 +3,8 @@
 require_relative "spindle/version"
 require_relative "spindle/config"
 require_relative "spindle/log"
-require_relative "spindle/app_loader"
-require_relative "spindle/server"
+require_relative "spindle/boot/app_loader"
+require_relative "spindle/process/server"
 
 # Spindle: a Rack server whose concurrency model is a flag. See README.md.
 module Spindle

@@ -6,10 +6,10 @@ require_relative "config"
 require_relative "config/app_file"
 require_relative "config/threads_unread"
 require_relative "log"
-require_relative "app_loader"
-require_relative "server"
-require_relative "memory_setup"
-require_relative "startup_failure"
+require_relative "boot/app_loader"
+require_relative "process/server"
+require_relative "boot/memory_setup"
+require_relative "boot/startup_failure"
 
 module Spindle
   # bin/spindle: flags (generated from Config::OPTIONS) and a rackup file in, a

@@ -5,9 +5,9 @@ require_relative "config/rackup_options"
 require_relative "config/app_file"
 require_relative "config/threads_unread"
 require_relative "log"
-require_relative "server"
-require_relative "memory_setup"
-require_relative "startup_failure"
+require_relative "process/server"
+require_relative "boot/memory_setup"
+require_relative "boot/startup_failure"
 
 module Spindle
   # Spindle behind the rackup interface: `rackup -s spindle`, `rails server -u

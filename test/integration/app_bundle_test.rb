@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require "spindle/app_bundle"
+require "spindle/boot/app_bundle"
 require_relative "../support/command_process"
 require_relative "../support/gem_sandbox"
 

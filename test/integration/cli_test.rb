@@ -4,7 +4,7 @@ require "json"
 require "tmpdir"
 require_relative "../support/spindle_process"
 require_relative "../../lib/spindle/version"
-require_relative "../../lib/spindle/memory_setup"
+require_relative "../../lib/spindle/boot/memory_setup"
 
 # bin/spindle as an operator meets it: version, help, the start-up line, the
 # default app, and one clear line plus a non-zero exit for every mistake

@@ -2,7 +2,7 @@
 
 require_relative "../support/spindle_process"
 require_relative "../support/thread_cpus"
-require "spindle/cpu_affinity"
+require "spindle/ops/cpu_affinity"
 
 # --cpu-affinity=auto, the default, through bin/spindle: the threads
 # engine's pool on one CPU, and off it once another process takes that CPU;

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require "spindle/memory_setup"
+require "spindle/boot/memory_setup"
 require_relative "../support/app_server"
 
 # test/apps/rails, a Rails 7.2 app with its own Gemfile, on ActiveRecord and

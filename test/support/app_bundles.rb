@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require_relative "../../lib/spindle/bootstrap"
+require_relative "../../lib/spindle/boot/bootstrap"
 require_relative "../../tools/system_packages"
 
 # Installs the bundles of the apps in test/apps/ (a Sinatra app, a Rails 7.2

@@ -13,7 +13,7 @@ require "spindle/cluster/renewal"
 require "spindle/cluster/shutdown"
 require "spindle/cluster/takeover"
 require "spindle/cluster/master_services"
-require "spindle/phase"
+require "spindle/process/phase"
 
 # The master's pieces (Supervisor, Reforker, Reaper, Renewal, Shutdown,
 # Takeover, MasterServices) without a master and without a fork: the real Children

@@ -5,7 +5,7 @@ require "rack/lint"
 require "spindle/config"
 require "spindle/log"
 require "spindle/listener"
-require "spindle/handler"
+require "spindle/request/handler"
 require "spindle/engine/outbox"
 
 # Drives Spindle::Handler in-process over a real socket pair: write request bytes

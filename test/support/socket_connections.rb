@@ -2,7 +2,7 @@
 
 require "socket"
 require "spindle/config"
-require "spindle/connection"
+require "spindle/request/connection"
 require "spindle/engine/outbox"
 
 # Connections over a UNIX socket pair, for unit tests of where idle

@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 require "test_helper"
-require "spindle/affinity_watch"
+require "spindle/ops/affinity_watch"
 
 # --cpu-affinity=auto's watch: how much of the app's CPU other processes
 # took, from two readings, and where the app's threads go then.

@@ -2,7 +2,7 @@
 
 require "test_helper"
 require "tmpdir"
-require "spindle/app_bundle"
+require "spindle/boot/app_bundle"
 
 # Which Gemfile bin/spindle (from a clone, outside any bundle) serves an app
 # under: the app's own, found from the rackup file; never this checkout's.

@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 require "test_helper"
-require "spindle/bootstrap"
+require "spindle/boot/bootstrap"
 
 # When `bundle install` fails, bin/spindle's last line names the Gemfile the
 # user can act on: an app's own, never the bundle Spindle wrote in tmp/ to

@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 require "test_helper"
-require "spindle/bootstrap"
+require "spindle/boot/bootstrap"
 
 # bin/spindle skips `bundle check` while its stamp is newer than the files it
 # watches. The stamp was one per Ruby and group, watching only our Gemfile: a

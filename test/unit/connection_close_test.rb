@@ -4,7 +4,7 @@ require "minitest/autorun"
 require "objspace"
 require "socket"
 require "spindle/config"
-require "spindle/connection"
+require "spindle/request/connection"
 require "spindle/engine/outbox"
 
 # A closed connection gives its read buffer back at once, not at the next GC:

@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 require "test_helper"
-require "spindle/container_limits"
+require "spindle/ops/container_limits"
 require "tmpdir"
 require "fileutils"
 

@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 require "test_helper"
-require "spindle/cpu_affinity"
+require "spindle/ops/cpu_affinity"
 
 # Pinning a process to one CPU: every thread, those started before and after.
 # Each case runs in a forked child, so the suite itself stays unpinned.

@@ -3,7 +3,7 @@
 require "minitest/autorun"
 require "socket"
 require "spindle/config"
-require "spindle/connection"
+require "spindle/request/connection"
 require "spindle/engine/outbox"
 require "spindle/engine/deadlines"
 

@@ -3,7 +3,7 @@
 require_relative "../test_helper"
 require "objspace"
 require "spindle/listener"
-require "spindle/handler"
+require "spindle/request/handler"
 require "spindle/config"
 require "spindle/log"
 require "socket"

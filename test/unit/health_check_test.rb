@@ -2,7 +2,7 @@
 
 require "test_helper"
 require "spindle/config"
-require "spindle/health_check"
+require "spindle/request/health_check"
 
 # The health path's answer, and the options that set it and the drain delay.
 class HealthCheckTest < Minitest::Test

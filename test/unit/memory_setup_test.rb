@@ -2,7 +2,7 @@
 
 require "test_helper"
 require "spindle/config"
-require "spindle/memory_setup"
+require "spindle/boot/memory_setup"
 require "spindle/cli"
 
 # What environment the server re-executes itself with, for the allocator.

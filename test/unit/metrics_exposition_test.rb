@@ -2,7 +2,7 @@
 
 require "test_helper"
 require "open3"
-require "spindle/request_tracker"
+require "spindle/request/request_tracker"
 require "spindle/metrics/report"
 
 # The request-duration histogram (counted per request, so it must cost no

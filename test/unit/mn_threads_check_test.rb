@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 require "minitest/autorun"
-require "spindle/mn_threads_check"
+require "spindle/boot/mn_threads_check"
 
 # The boot warning for Ruby's M:N threads under the threads engine, which they
 # stalled in our load tests on Ruby 3.3.8 (docs/ENGINES.md).

@@ -2,7 +2,7 @@
 
 require "minitest/autorun"
 require "socket"
-require "spindle/peer_address"
+require "spindle/request/peer_address"
 
 # REMOTE_ADDR from the raw sockaddr must read exactly as getnameinfo(3) has
 # it (Socket.unpack_sockaddr_in, which Spindle no longer calls per

@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "../test_helper"
-require "spindle/phase"
+require "spindle/process/phase"
 
 # Spindle::Phase: the one place a process says whether it serves, drains or
 # stops. It only moves forward, and tells its watchers once per move.

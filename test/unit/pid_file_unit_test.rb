@@ -5,7 +5,7 @@ require "tmpdir"
 require "stringio"
 require "rbconfig"
 require "spindle/log"
-require "spindle/pid_file"
+require "spindle/ops/pid_file"
 require_relative "../support/waiting"
 
 # PidFile in-process, against real files and real processes.

@@ -3,7 +3,7 @@
 require "test_helper"
 require "tmpdir"
 require "support/handler_harness"
-require "spindle/phase"
+require "spindle/process/phase"
 
 # RequestPath: the steps the options put on a request's way, put together
 # once when the Handler is built, and only those that are on; and what each

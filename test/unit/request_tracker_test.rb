@@ -1,8 +1,8 @@
 # frozen_string_literal: true
 
 require_relative "../test_helper"
-require "spindle/request_tracker"
-require "spindle/handler"
+require "spindle/request/request_tracker"
+require "spindle/request/handler"
 require "spindle/config"
 require "spindle/log"
 

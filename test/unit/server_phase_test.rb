@@ -5,7 +5,7 @@ require "socket"
 require "stringio"
 require "spindle/config"
 require "spindle/log"
-require "spindle/server"
+require "spindle/process/server"
 require_relative "../support/http_client"
 require_relative "../support/waiting"
 

@@ -3,8 +3,8 @@
 require "test_helper"
 require "stringio"
 require "spindle/log"
-require "spindle/signals"
-require "spindle/phase"
+require "spindle/process/signals"
+require "spindle/process/phase"
 require "spindle/cluster/master"
 require_relative "../support/waiting"
 

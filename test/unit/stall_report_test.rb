@@ -14,7 +14,7 @@ class StallReportTest < Minitest::Test
 
   ROOT = Spindle::Engine::StallReport::SPINDLE_ROOT
   FIBER_LOOP = "#{ROOT}/lib/spindle/engine/fiber_loop.rb:79:in `block in run'".freeze
-  HANDLER = "#{ROOT}/lib/spindle/handler.rb:120:in `call_app'".freeze
+  HANDLER = "#{ROOT}/lib/spindle/request/handler.rb:120:in `call_app'".freeze
   APP = "/srv/app/app/controllers/reports_controller.rb:12:in `index'"
 
   def setup

@@ -4,7 +4,7 @@ require "test_helper"
 require "tmpdir"
 require "pathname"
 require "spindle/config"
-require "spindle/static_files"
+require "spindle/request/static_files"
 
 # --static DIR: which requests the server answers from DIR, and what it
 # leaves to the app. Real files in a temporary directory.

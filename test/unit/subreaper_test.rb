@@ -40,7 +40,7 @@ class SubreaperTest < Minitest::Test
   # cannot be found), and Fiddle is loaded by neither path.
   def test_without_the_extension_enable_is_false_and_nothing_loads_fiddle
     script = <<~RUBY
-      require "spindle/native"
+      require "spindle/boot/native"
       Spindle::Native.singleton_class.send(:remove_method, :require_extension)
       Spindle::Native.define_singleton_method(:require_extension) do |name|
         raise Spindle::Native::MissingExtension, name
@@ -57,7 +57,7 @@ class SubreaperTest < Minitest::Test
 
   def test_the_server_never_loads_fiddle
     lib = File.expand_path("../../lib", __dir__)
-    script = 'require "spindle/cluster/master"; require "spindle/server"; ' \
+    script = 'require "spindle/cluster/master"; require "spindle/process/server"; ' \
              'puts $LOADED_FEATURES.grep(%r{/fiddle[./]}).inspect'
     output = IO.popen([RbConfig.ruby, "-w", "-I", lib, "-e", script], err: %i[child out], &:read)
     assert_equal "[]\n", output

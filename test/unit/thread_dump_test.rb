@@ -3,7 +3,7 @@
 require_relative "../test_helper"
 require "stringio"
 require "spindle/log"
-require "spindle/thread_dump"
+require "spindle/ops/thread_dump"
 
 # What a worker logs when the master asks before killing it (URG): the
 # requests in flight, without their query strings, and where every thread is.

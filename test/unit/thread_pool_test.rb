@@ -5,7 +5,7 @@ require "socket"
 require "spindle/engine/thread_pool"
 require_relative "../support/waiting"
 require "spindle/engine/park"
-require "spindle/connection"
+require "spindle/request/connection"
 require "spindle/config"
 require "spindle/engine/outbox"
 

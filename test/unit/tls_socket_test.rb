@@ -138,7 +138,7 @@ class TlsWantsWriteTest < Minitest::Test
     require "spindle/config"
     require "spindle/engine/selection"
     require "spindle/engine/outbox"
-    require "spindle/connection"
+    require "spindle/request/connection"
     config = Spindle::Config.new({})
     conn = Spindle::Connection.new(@server, config, {}, Spindle::Engine::Outbox.new(@server, config), tls: true)
     selection = Spindle::Engine::Selection.new([], nil, Spindle::Engine::Deadlines.new(config))

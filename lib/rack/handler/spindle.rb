@@ -2,7 +2,7 @@
 
 # Found by Rack 2's rackup: `rackup -s spindle`, `rails server -u spindle`.
 require "rack/handler"
-require_relative "../../spindle/handler_load"
+require_relative "../../spindle/boot/handler_load"
 
 module Rack
   module Handler

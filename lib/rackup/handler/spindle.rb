@@ -2,7 +2,7 @@
 
 # Found by rackup 2 (Rack 3): `rackup -s spindle`, `rails server -u spindle`.
 require "rackup/handler"
-require_relative "../../spindle/handler_load"
+require_relative "../../spindle/boot/handler_load"
 
 module Rackup
   module Handler

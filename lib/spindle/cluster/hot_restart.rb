@@ -2,7 +2,7 @@
 
 require "rbconfig"
 require_relative "../listener"
-require_relative "../cpu_affinity"
+require_relative "../ops/cpu_affinity"
 
 module Spindle
   module Cluster

@@ -3,7 +3,7 @@
 require_relative "control_server"
 require_relative "../metrics/endpoint"
 require_relative "../metrics/cluster_source"
-require_relative "../pid_file"
+require_relative "../ops/pid_file"
 require_relative "../systemd/cluster_notes"
 
 module Spindle

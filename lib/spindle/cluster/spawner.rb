@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 require "socket"
-require_relative "../app_loader"
+require_relative "../boot/app_loader"
 require_relative "message"
 require_relative "children"
 require_relative "worker"

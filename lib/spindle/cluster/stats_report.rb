@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 require "time"
-require_relative "../process_stats"
+require_relative "../ops/process_stats"
 
 module Spindle
   module Cluster

@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
-require_relative "../server"
-require_relative "../process_stats"
+require_relative "../process/server"
+require_relative "../ops/process_stats"
 require_relative "message"
 require_relative "mold"
 

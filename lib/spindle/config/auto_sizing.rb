@@ -2,7 +2,7 @@
 
 require "etc"
 require_relative "coerce"
-require_relative "../container_limits"
+require_relative "../ops/container_limits"
 
 module Spindle
   class Config

@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "../engine"
-require_relative "../ruby_version"
+require_relative "../boot/ruby_version"
 
 module Spindle
   module Engine

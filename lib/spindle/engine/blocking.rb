@@ -4,8 +4,8 @@ require_relative "selector_loop"
 require_relative "request_reader"
 require_relative "deadlines"
 require_relative "output_budget"
-require_relative "../cpu_affinity"
-require_relative "../phase"
+require_relative "../ops/cpu_affinity"
+require_relative "../process/phase"
 
 module Spindle
   module Engine

@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "timeouts"
-require_relative "../phase"
+require_relative "../process/phase"
 
 module Spindle
   module Engine

@@ -19,7 +19,7 @@ require_relative "deadlines"
 require_relative "inbox"
 require_relative "lingering_close"
 require_relative "connections"
-require_relative "../phase"
+require_relative "../process/phase"
 
 module Spindle
   module Engine

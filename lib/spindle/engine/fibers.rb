@@ -1,8 +1,8 @@
 # frozen_string_literal: true
 
 require_relative "fiber_loop"
-require_relative "../cpu_affinity"
-require_relative "../phase"
+require_relative "../ops/cpu_affinity"
+require_relative "../process/phase"
 
 module Spindle
   module Engine

@@ -3,8 +3,8 @@
 require_relative "fiber_loop"
 require_relative "turns"
 require_relative "loop_share"
-require_relative "../cpu_affinity"
-require_relative "../phase"
+require_relative "../ops/cpu_affinity"
+require_relative "../process/phase"
 
 module Spindle
   module Engine

@@ -5,7 +5,7 @@ require_relative "connection_policy"
 require_relative "outbox"
 require_relative "output_budget"
 require_relative "sibling_share"
-require_relative "../phase"
+require_relative "../process/phase"
 
 module Spindle
   module Engine

@@ -2,7 +2,7 @@
 
 require_relative "../http/parser" # loads the extension, which defines SharedCounts
 require_relative "timeouts"
-require_relative "../live_pid"
+require_relative "../ops/live_pid"
 
 module Spindle
   module Engine

@@ -22,7 +22,7 @@ module Spindle
       SPINDLE_DIRS = %w[lib bin].map { |dir| "#{File.join(SPINDLE_ROOT, dir)}/" }.freeze
       LOOP_GEMS = %w[async io-event fiber-annotation nio4r].freeze
       # Where the app is called from: frames outside it are the loop's.
-      HANDLER = "#{File.join(SPINDLE_ROOT, "lib", "spindle", "handler.rb")}:"
+      HANDLER = "#{File.join(SPINDLE_ROOT, "lib", "spindle", "request", "handler.rb")}:"
       # Ruby's own methods written in Ruby (Kernel#loop from 3.3 on): kept
       # among the app's frames, but alone they are no app frame.
       RUBY_CORE = "<internal:"

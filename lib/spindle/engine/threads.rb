@@ -10,8 +10,8 @@ require_relative "request_reader"
 require_relative "connections"
 require_relative "deadlines"
 require_relative "output_budget"
-require_relative "../cpu_affinity"
-require_relative "../phase"
+require_relative "../ops/cpu_affinity"
+require_relative "../process/phase"
 
 module Spindle
   module Engine

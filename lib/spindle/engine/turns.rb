@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require_relative "../ruby_version"
+require_relative "../boot/ruby_version"
 
 module Spindle
   module Engine

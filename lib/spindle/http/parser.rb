@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require_relative "../native"
+require_relative "../boot/native"
 require_relative "parser_limits"
 
 module Spindle

@@ -5,7 +5,7 @@ require_relative "date_header"
 require_relative "header_lines"
 require_relative "parser" # the C extension, which holds ResponseHead
 require_relative "../log"
-require_relative "../request_name"
+require_relative "../request/request_name"
 
 module Spindle
   module HTTP

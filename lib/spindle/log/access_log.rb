@@ -2,7 +2,7 @@
 
 require "json"
 require_relative "line_format"
-require_relative "../request_name"
+require_relative "../request/request_name"
 
 module Spindle
   class Log

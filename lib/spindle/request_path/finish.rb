@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require_relative "../request_name"
+require_relative "../request/request_name"
 
 module Spindle
   class RequestPath

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require_relative "../health_check"
+require_relative "../request/health_check"
 
 module Spindle
   class RequestPath

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require_relative "../static_files"
+require_relative "../request/static_files"
 
 module Spindle
   class RequestPath

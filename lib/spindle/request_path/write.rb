@@ -2,7 +2,7 @@
 
 require_relative "../engine/outbox"
 require_relative "../http/response_writer"
-require_relative "../request_name"
+require_relative "../request/request_name"
 
 module Spindle
   class RequestPath

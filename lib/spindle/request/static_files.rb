@@ -2,7 +2,7 @@
 
 require "time"
 require "rack/mime"
-require_relative "http/header_lines"
+require_relative "../http/header_lines"
 
 module Spindle
   # --static DIR: the server answers GET and HEAD of the files under DIR itself,

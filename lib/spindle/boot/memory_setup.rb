@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 require "rbconfig"
-require_relative "config/coerce"
+require_relative "../config/coerce"
 require_relative "ruby_version"
 
 module Spindle
@@ -107,7 +107,7 @@ module Spindle
     end
 
     def reexec(env, argv)
-      exec(env, RbConfig.ruby, File.expand_path("../../bin/spindle", __dir__), *argv)
+      exec(env, RbConfig.ruby, File.expand_path("../../../bin/spindle", __dir__), *argv)
     end
   end
 end

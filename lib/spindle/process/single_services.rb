@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "single_stats"
-require_relative "metrics/single_process"
+require_relative "../metrics/single_process"
 require_relative "single_control"
 require_relative "memory_limit"
 

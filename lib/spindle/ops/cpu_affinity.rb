@@ -2,7 +2,7 @@
 
 # CpuAffinity.cpus and .set come from the extension (ext/spindle/cpu_affinity.c),
 # which loads with the parser.
-require_relative "http/parser"
+require_relative "../http/parser"
 
 module Spindle
   # --cpu-affinity: each serving process runs on one CPU, with all its

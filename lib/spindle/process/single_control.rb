@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require_relative "cluster/control_server"
+require_relative "../cluster/control_server"
 
 module Spindle
   # --control for a process serving alone (no -w): the endpoint, protocol

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require_relative "metrics/duration_histogram"
+require_relative "../metrics/duration_histogram"
 
 module Spindle
   # Counts requests for stats and heartbeats: how many served, how many in

@@ -6,7 +6,7 @@ module Spindle
   # Finds the compiled extension: built by bin/spindle or bin/test into
   # tmp/ext/<ruby ABI>/ in a checkout, or by RubyGems when installed as a gem.
   module Native
-    ROOT = File.expand_path("../..", __dir__)
+    ROOT = File.expand_path("../../..", __dir__)
 
     # Not a LoadError on purpose: rackup treats a LoadError from its handler
     # file as "no such handler" and goes on to try rack/handler/spindle, whose
@@ -42,7 +42,7 @@ module Spindle
       return @extension_loaded if defined?(@extension_loaded)
 
       @extension_loaded = begin
-        require_relative "http/parser"
+        require_relative "../http/parser"
         true
       rescue MissingExtension
         false

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require_relative "process_stats"
+require_relative "../ops/process_stats"
 
 module Spindle
   # --worker-memory-limit for a process serving alone (no -w). A cluster

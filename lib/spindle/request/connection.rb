@@ -1,9 +1,9 @@
 # frozen_string_literal: true
 
-require_relative "http/parser"
-require_relative "http/input"
-require_relative "http/read_buffer"
-require_relative "engine/deadlines"
+require_relative "../http/parser"
+require_relative "../http/input"
+require_relative "../http/read_buffer"
+require_relative "../engine/deadlines"
 
 module Spindle
   # One client connection: its socket, its read buffer (HTTP::ReadBuffer), the

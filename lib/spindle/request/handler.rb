@@ -1,16 +1,16 @@
 # frozen_string_literal: true
 
-require_relative "version"
+require_relative "../version"
 require_relative "connection"
-require_relative "http/response_writer"
-require_relative "http/early_hints"
-require_relative "http/hijack"
-require_relative "engine/outbox"
+require_relative "../http/response_writer"
+require_relative "../http/early_hints"
+require_relative "../http/hijack"
+require_relative "../engine/outbox"
 require_relative "request_tracker"
-require_relative "request_path"
+require_relative "../request_path"
 require_relative "peer_address"
 require_relative "request_name"
-require_relative "phase"
+require_relative "../process/phase"
 
 module Spindle
   # One complete request in, one app call, one response out, and an explicit

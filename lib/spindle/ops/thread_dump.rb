@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
-require_relative "log"
-require_relative "handler"
+require_relative "../log"
+require_relative "../request/handler"
 
 module Spindle
   # What a worker is doing, written to its log when asked (URG; the master

@@ -6,7 +6,7 @@ module Spindle
   module AppLoader
     class Error < StandardError; end
 
-    DEMO = File.expand_path("demo/config.ru", __dir__)
+    DEMO = File.expand_path("../demo/config.ru", __dir__)
 
     module_function
 

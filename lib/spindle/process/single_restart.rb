@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
-require_relative "cluster/hot_restart"
-require_relative "systemd/notifier"
+require_relative "../cluster/hot_restart"
+require_relative "../systemd/notifier"
 
 module Spindle
   # USR2 for a process serving alone (no -w): new code without a refused

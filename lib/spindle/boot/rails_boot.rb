@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require_relative "rack_handler"
+require_relative "../rack_handler"
 
 module Spindle
   # `rails server -u spindle` loads the handler after requiring the app's

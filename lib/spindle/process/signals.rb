@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "signal_queue"
-require_relative "log/reopen"
+require_relative "../log/reopen"
 
 module Spindle
   # The signals of a process that serves requests: alone (no -w) or as a
