@@ -1,7 +1,7 @@
 /*
  * Spindle::CpuAffinity.cpus(tid) and .set(tid, cpus): sched_getaffinity and
  * sched_setaffinity for one thread (tid 0: the calling thread), with the CPUs
- * as an Array of Integers. lib/spindle/cpu_affinity.rb pins a whole process
+ * as an Array of Integers. lib/spindle/ops/cpu_affinity.rb pins a whole process
  * with them. Where the calls do not exist, cpus is nil and set raises
  * NotImplementedError.
  */

@@ -2,7 +2,7 @@
 
 require_relative "paths"
 require File.join(Bench::Paths::ROOT, "lib", "spindle", "config")
-require File.join(Bench::Paths::ROOT, "lib", "spindle", "memory_setup")
+require File.join(Bench::Paths::ROOT, "lib", "spindle", "boot", "memory_setup")
 
 module Bench
   # jemalloc exactly as Spindle sets it up by default when it is installed
