@@ -2,6 +2,7 @@
 
 require_relative "cluster/hot_restart"
 require_relative "systemd/notifier"
+require_relative "restart_file"
 
 module Spindle
   # USR2 for a process serving alone (no -w): new code without a refused
@@ -55,6 +56,20 @@ module Spindle
       Thread.new(@successor) { |pid| watch(pid) }
     end
 
+    # --restart-file: a thread polls path; a change restarts this process as
+    # USR2 does (through its own signal, so the same checks apply), or says
+    # why it cannot. Stops once the process does.
+    def watch_file(path)
+      file = RestartFile.new(path)
+      Thread.new do
+        Thread.current.name = "spindle restart file"
+        until @phase.stopping?
+          file_changed(path) if file.changed?
+          sleep RestartFile::INTERVAL / 2
+        end
+      end
+    end
+
     # Whether USR2 can restart this process (MemoryLimit asks before it does).
     def command_line? = @command_line
 
@@ -64,6 +79,14 @@ module Spindle
     def successor? = !@successor.nil?
 
     private
+
+    def file_changed(path)
+      return refuse("#{path} changed, but this process was started without a command line to rerun") unless
+        @command_line
+
+      @log.info("spindle: #{path} changed: hot restart (as USR2)")
+      Process.kill(:USR2, Process.pid)
+    end
 
     def refuse(why)
       @log.info("spindle: USR2 ignored: #{why}")

@@ -1,0 +1,105 @@
+# frozen_string_literal: true
+
+require "fileutils"
+require_relative "../support/cluster_helpers"
+
+# --sidecar and --restart-file on real processes (issue 67): a small Ruby
+# script as the sidecar, which writes its pid and sleeps. The rules
+# themselves (back-off, TERM then KILL) are in test/unit/cluster_sidecars_test.rb.
+class SidecarsTest < SpindleIntegrationTest
+  include ClusterHelpers
+
+  APP = app_path("cluster")
+
+  def setup
+    super
+    @dir = Dir.mktmpdir("spindle-sidecar")
+    script = File.join(@dir, "sidecar.rb")
+    File.write(script, <<~RUBY)
+      File.write(File.join(ARGV[0], "pid.\#{Process.pid}"), "")
+      trap(:TERM) { exit }
+      sleep
+    RUBY
+    @command = "#{RbConfig.ruby} #{script} #{@dir}"
+  end
+
+  def teardown
+    super
+    FileUtils.rm_rf(@dir)
+  end
+
+  def started_pids = Dir[File.join(@dir, "pid.*")].map { |f| f[/\d+\z/].to_i }.sort
+
+  def alive?(pid)
+    Process.kill(0, pid)
+    !File.read("/proc/#{pid}/stat").split[2].start_with?("Z")
+  rescue Errno::ESRCH, Errno::ENOENT
+    false
+  end
+
+  def sidecar = stats["sidecars"].first
+
+  def running_sidecar
+    wait_until("the sidecar running") { (s = sidecar)["pid"] && started_pids.include?(s["pid"]) && s }
+  end
+
+  def test_the_master_starts_restarts_and_stops_its_sidecar_and_a_phased_restart_leaves_it
+    app = start_cluster("--sidecar", @command, APP, workers: 1)
+    first = running_sidecar
+    name = File.basename(RbConfig.ruby) # the command's first word
+    assert_equal name, first["name"]
+    assert_equal 0, first["restarts"]
+    app.wait_for_output(/sidecar #{name} started \(pid #{first['pid']}\)/)
+
+    old_worker = serving_workers.first["pid"]
+    Process.kill(:USR1, app.pid)
+    wait_until("the phased restart done") { (w = serving_workers).size == 1 && w.first["pid"] != old_worker }
+    assert_equal first["pid"], sidecar["pid"], "a phased restart leaves the sidecar alone"
+
+    Process.kill(:KILL, first["pid"])
+    second = wait_until("the sidecar started again") { (s = sidecar)["pid"] && s["pid"] != first["pid"] && s }
+    assert_equal 1, second["restarts"]
+    assert_match(/sidecar #{name} \(pid #{first['pid']}\) died: killed by signal KILL/, app.output)
+    wait_until("its process started") { started_pids.include?(second["pid"]) }
+
+    app.stop(:TERM)
+    wait_until("the sidecar gone with the server") { !alive?(second["pid"]) }
+    assert_match(/sidecar #{name} stopped \(pid #{second['pid']}, exit status 0\)/, app.output)
+  end
+
+  def test_touching_the_restart_file_hot_restarts_the_cluster_and_hands_the_sidecar_over
+    restart = File.join(@dir, "restart.txt")
+    File.write(restart, "")
+    app = start_cluster("--restart-file", restart, "--sidecar", @command, APP, workers: 1)
+    old = running_sidecar
+    old_master = stats["master"]["pid"]
+    File.utime(Time.now + 5, Time.now + 5, restart)
+    app.wait_for_output(/#{Regexp.escape(restart)} changed: hot restart \(as USR2\)/)
+    wait_until("the old master exits") { !app.alive? }
+    report = wait_until("the new master serving with its own sidecar") do
+      s = stats
+      s if s["master"]["pid"] != old_master && s["sidecars"].first["pid"] && s["sidecars"].first["pid"] != old["pid"]
+    end
+    refute alive?(old["pid"]), "the old master stopped its sidecar"
+    assert alive?(report["sidecars"].first["pid"])
+  ensure
+    if report
+      Process.kill(:TERM, report["master"]["pid"])
+      wait_until("the new master's sidecar gone") { !alive?(report["sidecars"].first["pid"]) }
+    end
+  end
+
+  # Alone (no -w) the process runs its sidecars from a thread, and stops
+  # them with itself.
+  def test_a_single_process_runs_and_stops_its_sidecar
+    control = File.join(@dir, "control.sock")
+    app = spawn_server("--control", "unix://#{control}", "-b", LOOPBACK, "--sidecar", @command, APP)
+    @control = control
+    first = running_sidecar
+    Process.kill(:KILL, first["pid"])
+    second = wait_until("the sidecar started again") { (s = sidecar)["pid"] && s["pid"] != first["pid"] && s }
+    assert_equal 1, second["restarts"]
+    app.stop(:TERM)
+    wait_until("the sidecar gone with the server") { !alive?(second["pid"]) }
+  end
+end
