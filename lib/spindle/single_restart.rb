@@ -81,8 +81,10 @@ module Spindle
     private
 
     def file_changed(path)
-      return refuse("#{path} changed, but this process was started without a command line to rerun") unless
-        @command_line
+      unless @command_line
+        return @log.info("spindle: #{path} changed, but this process has no command line to rerun " \
+                         "(rackup without /proc): not restarted")
+      end
 
       @log.info("spindle: #{path} changed: hot restart (as USR2)")
       Process.kill(:USR2, Process.pid)

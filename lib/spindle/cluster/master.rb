@@ -152,7 +152,7 @@ module Spindle
         when :TERM, :INT then @shutdown.signal(:TERM)
         when :QUIT then @takeover.quit ? @shutdown.stop(:QUIT) : @shutdown.signal(:QUIT)
         when :USR1 then @renewal.phased_restart
-        when :USR2 then @takeover.start(@server.listeners)
+        when :USR2 then hot_restart
         when :TTIN, :TTOU, :REFORK then command(item)
         when :HUP then reopen
         when :GC then run_gc
@@ -196,6 +196,13 @@ module Spindle
                   end
         @log.info("spindle: #{refusal}") if refusal
         refusal
+      end
+
+      # A rackup master without /proc has no command line to rerun (RackupRestart).
+      def hot_restart
+        return @takeover.start(@server.listeners) if HotRestart.command?
+
+        @log.info("spindle: hot restart ignored: no command line to rerun (rackup without /proc)")
       end
 
       # --restart-file changed (bin/rails restart): new code, as USR2 brings

@@ -6,7 +6,7 @@ require_relative "../support/cluster_helpers"
 # --sidecar and --restart-file on real processes (issue 67): a small Ruby
 # script as the sidecar, which writes its pid and sleeps. The rules
 # themselves (back-off, TERM then KILL) are in test/unit/cluster_sidecars_test.rb.
-class SidecarsTest < SpindleIntegrationTest
+class SidecarsAndRestartFileTest < SpindleIntegrationTest
   include ClusterHelpers
 
   APP = app_path("cluster")
@@ -87,6 +87,21 @@ class SidecarsTest < SpindleIntegrationTest
       Process.kill(:TERM, report["master"]["pid"])
       wait_until("the new master's sidecar gone") { !alive?(report["sidecars"].first["pid"]) }
     end
+  end
+
+  def test_touching_the_restart_file_hot_restarts_a_single_process
+    restart = File.join(@dir, "restart.txt")
+    app = spawn_server("-b", LOOPBACK, "--restart-file", restart, APP)
+    old = app.start_line[/ pid=(\d+)/, 1].to_i
+    File.write(restart, "") # a file that appears counts as a change
+    app.wait_for_output(/#{Regexp.escape(restart)} changed: hot restart \(as USR2\)/)
+    wait_until("the old process exits") { !app.alive? }
+    line = app.wait_for_output(/told the previous process \(pid #{old}\) to drain/)
+    successor = app.output[/\d+ \[single\] INFO spindle: serving; told the previous process/].to_i
+    assert line
+    assert_equal 200, ClusterHelpers.get(app, "/").status, "the new process serves the same port"
+  ensure
+    Process.kill(:TERM, successor) if successor&.positive?
   end
 
   # Alone (no -w) the process runs its sidecars from a thread, and stops
