@@ -17,8 +17,8 @@ module Spindle
   # serves (an app that fails to load, say) leaves this process serving, and
   # says so; the next USR2 tries again.
   class SingleRestart
-    # command_line: whether bin/spindle recorded its command line
-    # (HotRestart.remember); a server started through rackup has none to rerun.
+    # command_line: whether a command line was recorded (HotRestart.remember:
+    # bin/spindle's, or the rackup handler's from /proc, RackupRestart).
     # phase: the process's Phase: once it stops, a successor that exits
     # changes nothing.
     def initialize(log, listeners, phase:, command_line:, notifier: Systemd::Notifier::OFF)
@@ -46,7 +46,7 @@ module Spindle
 
     # From the signal thread, on USR2.
     def start
-      return refuse("started without bin/spindle's command line (rackup?), so there is none to rerun") unless @command_line
+      return refuse("no command line to rerun (rackup without /proc)") unless @command_line
       return refuse("new process pid #{@successor} is still starting") if @successor
 
       @successor = Cluster::HotRestart.start(@listeners)

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "fileutils"
+require "open3"
 require_relative "../support/cluster_helpers"
 
 # --sidecar and --restart-file on real processes (issue 67): a small Ruby
@@ -50,6 +51,9 @@ class SidecarsAndRestartFileTest < SpindleIntegrationTest
     assert_equal name, first["name"]
     assert_equal 0, first["restarts"]
     app.wait_for_output(/sidecar #{name} started \(pid #{first['pid']}\)/)
+    table, = Open3.capture2e(File.join(SpindleProcess::ROOT, "bin", "spindlectl"), "--control", "unix://#{@control}",
+                             "stats")
+    assert_match(/^sidecar #{name}  pid #{first['pid']}  restarts 0  started_at \S+Z  #{Regexp.escape(@command)}$/, table)
 
     old_worker = serving_workers.first["pid"]
     Process.kill(:USR1, app.pid)

@@ -25,9 +25,9 @@ class ClusterSidecarsTest < Minitest::Test
   end
 
   def build(specs, spawn: nil)
+    spawn ||= ->(command) { @pids.next.tap { |pid| @spawned << [command, pid] } }
     Spindle::Cluster::Sidecars.new(specs, log: Spindle::Log.new(out: @out, err: @err, quiet: false),
-                                          stop_timeout: 30.0, clock: @clock,
-                                          spawn: spawn || ->(command) { @pids.next.tap { |pid| @spawned << [command, pid] } },
+                                          stop_timeout: 30.0, clock: @clock, spawn: spawn,
                                           signal: ->(pid, name) { @signals << [pid, name] },
                                           wait: ->(pid) { @exits.key?(pid) ? [pid, @exits.delete(pid)] : nil })
   end
