@@ -16,9 +16,11 @@ class SidecarsAndRestartFileTest < SpindleIntegrationTest
     super
     @dir = Dir.mktmpdir("spindle-sidecar")
     script = File.join(@dir, "sidecar.rb")
+    # The trap before the pid: a TERM that came during Ruby's boot could be
+    # swallowed there (seen on 3.4), and the sidecar would wait for its KILL.
     File.write(script, <<~RUBY)
-      File.write(File.join(ARGV[0], "pid.\#{Process.pid}"), "")
       trap(:TERM) { exit }
+      File.write(File.join(ARGV[0], "pid.\#{Process.pid}"), "")
       sleep
     RUBY
     @command = "#{RbConfig.ruby} #{script} #{@dir}"
@@ -84,6 +86,7 @@ class SidecarsAndRestartFileTest < SpindleIntegrationTest
       s = stats
       s if s["master"]["pid"] != old_master && s["sidecars"].first["pid"] && s["sidecars"].first["pid"] != old["pid"]
     end
+    wait_until("its process started") { started_pids.include?(report["sidecars"].first["pid"]) }
     refute alive?(old["pid"]), "the old master stopped its sidecar"
     assert alive?(report["sidecars"].first["pid"])
   ensure
@@ -118,6 +121,7 @@ class SidecarsAndRestartFileTest < SpindleIntegrationTest
     Process.kill(:KILL, first["pid"])
     second = wait_until("the sidecar started again") { (s = sidecar)["pid"] && s["pid"] != first["pid"] && s }
     assert_equal 1, second["restarts"]
+    wait_until("its process started") { started_pids.include?(second["pid"]) }
     app.stop(:TERM)
     wait_until("the sidecar gone with the server") { !alive?(second["pid"]) }
   end
