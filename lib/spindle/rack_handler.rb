@@ -96,8 +96,8 @@ module Spindle
     # app rackup built (the preload); with -O Preload=false each worker loads
     # rackup's config.ru itself. A hot restart (USR2) starts this same command
     # again, which inherits the listeners as a bin/spindle would
-    # (RackupRestart); without /proc, USR2 and --restart-file fall back to a
-    # phased restart.
+    # (RackupRestart); without /proc there is none to rerun: USR2 is logged
+    # and ignored, and --restart-file runs a phased restart instead.
     def run_cluster(app, config, log, options)
       Engine.fetch(config.engine) # as in CLI#serve_cluster: fails here, not in every worker
       require_relative "cluster/master"
