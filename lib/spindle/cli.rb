@@ -135,6 +135,8 @@ module Spindle
       opts.on(*flags, option.description) do |raw|
         if option.name == :binds
           (values[:binds] ||= []) << raw
+        elsif option.name == :sidecars
+          (values[:sidecars] ||= []).concat(option.value(raw))
         else
           values[option.name] = option.value(raw)
         end

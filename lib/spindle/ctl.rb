@@ -113,7 +113,17 @@ module Spindle
       rows = [*stats["workers"], stats["mold"]].compact.map { |c| row(c) }
       rows << total_row(stats["totals"])
       lines.concat(align([COLUMNS, *rows]))
+      lines.concat(sidecar_lines(stats["sidecars"]))
       lines.join("\n")
+    end
+
+    # Under the table, one line per sidecar (--sidecar): name, pid (or that
+    # it waits to be started again), restarts, since when.
+    def sidecar_lines(sidecars)
+      Array(sidecars).map do |s|
+        "sidecar #{s['name']}  pid #{s['pid'] || '- (starting again)'}  restarts #{s['restarts']}  " \
+          "started_at #{s['started_at'] || '-'}  #{s['command']}"
+      end
     end
 
     # A process alone (no -w) reports itself as the master and as worker 0.

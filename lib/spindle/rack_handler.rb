@@ -8,6 +8,7 @@ require_relative "log"
 require_relative "process/server"
 require_relative "boot/memory_setup"
 require_relative "boot/startup_failure"
+require_relative "rackup_restart"
 
 module Spindle
   # Spindle behind the rackup interface: `rackup -s spindle`, `rails server -u
@@ -47,7 +48,9 @@ module Spindle
 
       config.sizing_notes.each { |line| log.info(line) }
 
-      server = Server.new(app, config, log).bind
+      restartable = RackupRestart.remember(options[:pid])
+      RackupRestart.reclaim_pid_file(options[:pid])
+      server = Server.new(app, config, log, restartable: restartable).bind
       yield server if block_given?
       server.run
     end
@@ -80,40 +83,28 @@ module Spindle
     # rails server's), so it is re-executed with its own command line.
     def reexec_with_memory_settings(config, pid_file)
       env = MemorySetup.environment_for(config)
-      command = own_command_line if env
+      command = RackupRestart.own_command_line if env
       return unless command
 
-      release_pid_file(pid_file)
+      # The re-executed process has the same pid, and would refuse to start
+      # ("A server is already running").
+      Cluster::HotRestart.release_pid_file(pid_file)
       exec(env, *command)
-    end
-
-    # rackup (and `rails server`, which always has one: tmp/pids/server.pid)
-    # wrote its pid file before calling us. The re-executed process has the
-    # same pid, and would refuse to start ("A server is already running").
-    def release_pid_file(path)
-      File.delete(path) if path && File.read(path).to_i == Process.pid
-    rescue SystemCallError
-      nil
     end
 
     # -O Workers=N: the master forks workers from this process, which holds the
     # app rackup built (the preload); with -O Preload=false each worker loads
     # rackup's config.ru itself. A hot restart (USR2) starts this same command
-    # again, which inherits the listeners as a bin/spindle would.
+    # again, which inherits the listeners as a bin/spindle would
+    # (RackupRestart); without /proc there is none to rerun: USR2 is logged
+    # and ignored, and --restart-file runs a phased restart instead.
     def run_cluster(app, config, log, options)
       Engine.fetch(config.engine) # as in CLI#serve_cluster: fails here, not in every worker
       require_relative "cluster/master"
-      Cluster::HotRestart.remember([], command: own_command_line || [RbConfig.ruby, $PROGRAM_NAME])
+      RackupRestart.remember(options[:pid])
+      RackupRestart.reclaim_pid_file(options[:pid])
       rackup = options[:config] || "config.ru"
       Cluster::Master.new(config, log, rackup, app: config.preload ? app : nil).run
-    end
-
-    # The command line the kernel recorded for this process: rackup has consumed
-    # ARGV by now. nil without /proc.
-    def own_command_line
-      File.binread("/proc/self/cmdline").split("\0")
-    rescue SystemCallError
-      nil
     end
   end
 end

@@ -126,6 +126,28 @@ class RailsIntegrationTest < SpindleIntegrationTest
                     "the serving process is the re-executed one"
   end
 
+  # Issue 67: USR2 under `rails server -u spindle` (alone) reruns the command
+  # line rails server was started with; the new process takes the listener
+  # over, and rails server's pid file names it once the old one has exited
+  # (the old one's rackup exit hook deletes the file, whoever it names).
+  def test_usr2_under_rails_server_restarts_with_its_command_line_and_keeps_the_pid_file
+    pid_file = File.join(Dir.mktmpdir("spindle-rails"), "server.pid")
+    app = start([RbConfig.ruby, "bin/rails", "server"], "-u", "spindle", "-b", "127.0.0.1", "-p", "0", "-P", pid_file,
+                env: { "SPINDLE_ENGINE" => "threads" })
+    assert_equal 200, FormClient.new(app).get("/posts").status
+    old = app.start_line[/ pid=(\d+)/, 1].to_i
+    Process.kill(:USR2, old)
+    wait_until("the old process exits") { !app.alive? }
+    successor = wait_until("the pid file names the new process") do
+      pid = File.exist?(pid_file) && File.read(pid_file).to_i
+      pid if pid && pid.positive? && pid != old
+    end
+    assert_match(/told the previous process \(pid #{old}\) to drain/, app.output)
+    assert_equal 200, FormClient.new(app).get("/posts").status, "the new process serves the same port"
+  ensure
+    Process.kill(:TERM, successor) if successor
+  end
+
   def test_bundle_exec_spindle_reads_config_spindle_rb
     app = start(%w[bundle exec spindle], "-b", LOOPBACK, env: { "SPINDLE_ENGINE" => "fibers" })
     assert_match(/ engine=fibers /, app.start_line)

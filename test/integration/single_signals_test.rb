@@ -138,8 +138,9 @@ class SingleSignalsTest < SpindleIntegrationTest
     assert_equal 1, process.output.scan("restart: new process").size, process.output
   end
 
-  # Through rackup there is no bin/spindle command line to rerun.
-  def test_usr2_under_rackup_is_logged_and_ignored
+  # Through rackup, USR2 reruns the command line the kernel recorded
+  # (RackupRestart). It used to be logged and ignored (issue 67 changed it).
+  def test_usr2_under_rackup_restarts_from_its_own_command_line
     rackup = Gem.bin_path("rackup", "rackup")
     out_r, out_w = IO.pipe
     env = { "RUBYOPT" => "#{ENV['RUBYOPT']} -I#{File.join(SpindleProcess::ROOT, 'lib')}" }
@@ -149,14 +150,16 @@ class SingleSignalsTest < SpindleIntegrationTest
     output = +""
     port = Integer(read_until(out_r, output, %r{binds=tcp://127\.0\.0\.1:(\d+)})[1])
     Process.kill(:USR2, pid)
-    read_until(out_r, output, /USR2 ignored: started without bin\/spindle's command line/)
+    served = /(\d+) \[single\] INFO spindle: serving; told the previous process \(pid #{pid}\)/
+    successor = Integer(read_until(out_r, output, served)[1])
+    Process.wait(pid)
     connection = HttpClient.connect("127.0.0.1", port)
     connection.write(request("GET", "/", [["Connection", "close"]]))
-    assert_equal pid, JSON.parse(connection.read_response.body).fetch("pid")
+    assert_equal successor, JSON.parse(connection.read_response.body).fetch("pid")
   ensure
     connection&.close
     Process.kill(:KILL, -pid) if pid
-    Process.wait(pid) if pid
+    Process.wait(pid) if pid && !successor
   end
 
   private

@@ -47,6 +47,20 @@ class ClusterReaperTest < Minitest::Test
     assert_empty @exits, "every exit is taken, a stranger's too"
   end
 
+  # A sidecar's exit (issue 67) is no child's: it goes to the others port.
+  def test_an_exit_that_is_no_childs_goes_to_the_others_port
+    others = []
+    reaper = Spindle::Cluster::Reaper.new(children: @children, supervisor: @supervisor, reforker: @reforker,
+                                          takeover: @takeover, phase: @phase, config: FakeCluster.config,
+                                          log: FakeCluster.log, wait: -> { @exits.shift },
+                                          others: ->(pid, status) { others << [pid, status.exitstatus] })
+    worker(0)
+    @exits = [[999, Status.new(3, nil)], [100, Status.new(0, nil)]]
+    reaper.reap
+    assert_equal [[999, 3]], others
+    assert_empty @children.to_a
+  end
+
   def test_every_exit_is_expected_once_the_master_drains
     worker(0)
     @phase.drain!

@@ -135,6 +135,29 @@ class ConfigOptionsTest < Minitest::Test
     end
   end
 
+  # Issue 67: sidecars from the command line (repeatable) and the config
+  # file (sidecar CMD, name:), the file's and the line's not mixed.
+  def test_sidecars_from_the_command_line_and_the_config_file
+    values = Spindle::CLI.new.parse(["--sidecar", "bin/jobs", "--sidecar", "ruby worker.rb --queue a"])
+    assert_equal [{ name: "jobs", command: "bin/jobs" }, { name: "ruby", command: "ruby worker.rb --queue a" }],
+                 Config.build(values).sidecars
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "spindle.rb")
+      File.write(path, "sidecar \"bin/jobs\", name: \"solid_queue\"\nsidecar \"bin/mailer\"\n" \
+                       "restart_file \"tmp/restart.txt\"\n")
+      config = Config.build({ config_file: path })
+      assert_equal [{ name: "solid_queue", command: "bin/jobs" }, { name: "mailer", command: "bin/mailer" }],
+                   config.sidecars
+      assert_equal "tmp/restart.txt", config.restart_file
+      assert_equal [{ name: "x", command: "bin/x" }],
+                   Config.build(Spindle::CLI.new.parse(["-C", path, "--sidecar", "bin/x"])).sidecars
+    end
+    assert_empty Config.build({}).sidecars
+    assert_nil Config.build({}).restart_file
+    error = assert_raises(Config::Error) { Spindle::CLI.new.parse(["--sidecar", " "]) }
+    assert_match(/sidecar needs a command/, error.message)
+  end
+
   def test_rackup_refuses_unknown_camel_case_names_and_leaves_its_own_alone
     error = assert_raises(Config::Error) { Spindle::RackHandler.build_config(Wokers: "2") }
     assert_match(/-O Wokers/, error.message)

@@ -13,6 +13,8 @@ require_relative "shutdown"
 require_relative "takeover"
 require_relative "master_services"
 require_relative "reaper"
+require_relative "sidecars"
+require_relative "../restart_file"
 require_relative "../process/signal_queue"
 require_relative "../log/reopen"
 require_relative "subreaper"
@@ -29,15 +31,16 @@ module Spindle
     # each in its own file: Supervisor (the worker count, boots, timeouts),
     # Reforker (one refork), Reaper (who left), Renewal (rollouts: USR1, a
     # refork's older generation, memory), Shutdown (the stop, through the
-    # Phase), Takeover (both roles of a hot restart) and MasterServices
-    # (control socket, metrics, pid file, systemd). See docs/SIGNALS.md and
+    # Phase), Takeover (both roles of a hot restart), MasterServices
+    # (control socket, metrics, pid file, systemd) and Sidecars (commands
+    # kept running beside the workers). See docs/SIGNALS.md and
     # docs/REFORKING.md.
     class Master
       TICK = 0.5
       # Every one has a meaning in #dispatch; Signals::WORKER lists them all too.
       SIGNALS = %i[TERM INT QUIT USR1 USR2 TTIN TTOU HUP].freeze
 
-      attr_reader :children, :started_at, :reforker, :phase
+      attr_reader :children, :started_at, :reforker, :phase, :sidecars
 
       # app: an app already built (the rackup handler's); preloaded instead of
       # loading rackup a second time.
@@ -59,10 +62,11 @@ module Spindle
 
       def run
         boot
-        tick until @shutdown.done?
+        tick until @shutdown.done? && @sidecars.done?
         @log.info("spindle: master stopped")
         exit(1) if @takeover.gave_up?
       ensure
+        @sidecars&.kill_all unless @sidecars&.done?
         @services&.close
         @server&.close_listeners(unlink: @takeover.owns_socket_files?)
         @services&.remove_pid_file
@@ -116,8 +120,11 @@ module Spindle
                                      on_boot_failure: @takeover.method(:boot_failed))
         @reforker = Reforker.new(children: @children, supervisor: @supervisor, config: @config, log: @log,
                                  clock: @clock)
+        @sidecars = Sidecars.new(@config.sidecars, log: @log, stop_timeout: @config.shutdown_timeout, clock: @clock)
+        @phase.on_change { |name| @sidecars.stop if name == :draining }
+        @restart_file = RestartFile.for(@config, clock: @clock)
         @reaper = Reaper.new(children: @children, supervisor: @supervisor, reforker: @reforker, takeover: @takeover,
-                             phase: @phase, config: @config, log: @log)
+                             phase: @phase, config: @config, log: @log, others: @sidecars.method(:reaped))
         @renewal = Renewal.new(children: @children, supervisor: @supervisor, reforker: @reforker, phase: @phase,
                                config: @config, log: @log, clock: @clock, notes: @services.notes)
       end
@@ -127,12 +134,14 @@ module Spindle
                            @shutdown.wait_limit(@services.notes.tick_limit(TICK)))
         ready&.each { |io| read_messages(io) unless io == @signals.reader }
         @signals.drain.each { |item| dispatch(item) }
+        @sidecars.tick
         @reaper.reap
         @supervisor.check_timeouts
         @renewal.tick
         @sizing.check(@children.active, desired)
         @shutdown.tick
         @services.tick
+        restart_from_file if @restart_file&.changed? && @phase.serving?
         refork if @phase.serving? && @reforker.due?
         @supervisor.refill(held: @reforker.held_slots) unless @phase.draining?
         @services.notes.tick(@children, desired, generation, stopping: @phase.stopping?)
@@ -143,7 +152,7 @@ module Spindle
         when :TERM, :INT then @shutdown.signal(:TERM)
         when :QUIT then @takeover.quit ? @shutdown.stop(:QUIT) : @shutdown.signal(:QUIT)
         when :USR1 then @renewal.phased_restart
-        when :USR2 then @takeover.start(@server.listeners)
+        when :USR2 then hot_restart
         when :TTIN, :TTOU, :REFORK then command(item)
         when :HUP then reopen
         when :GC then run_gc
@@ -189,6 +198,23 @@ module Spindle
         refusal
       end
 
+      # A rackup master without /proc has no command line to rerun (RackupRestart).
+      def hot_restart
+        return @takeover.start(@server.listeners) if HotRestart.command?
+
+        @log.info("spindle: hot restart ignored: no command line to rerun (rackup without /proc)")
+      end
+
+      # --restart-file changed (bin/rails restart): new code, as USR2 brings
+      # it, when this master can rerun its command line; a phased restart
+      # otherwise.
+      def restart_from_file
+        how = HotRestart.command? ? :USR2 : :USR1
+        @log.info("spindle: #{@restart_file.path} changed: " \
+                  "#{how == :USR2 ? 'hot restart (as USR2)' : 'phased restart (as USR1)'}")
+        dispatch(how)
+      end
+
       # The busiest worker of the current generation becomes the mold
       # (Reforker); capacity is one worker short until the new generation
       # serves. nil, or why not.
@@ -230,7 +256,10 @@ module Spindle
         return unless @supervisor.booted(child, message.pid) && !@phase.draining?
 
         Message.send_to(child.channel, Message::LeavePool.new(delay: @config.drain_delay)) if @phase.name == :leaving
-        @takeover.serving(desired) if @children.active.count(&:serving?) >= desired
+        return unless @children.active.count(&:serving?) >= desired
+
+        @takeover.serving(desired)
+        @sidecars.start
       end
 
       # --- processes ----------------------------------------------------------
@@ -259,6 +288,7 @@ module Spindle
       # The forced stop's end (Shutdown): every child was killed; nothing
       # else is waited for.
       def forced_end
+        @sidecars.kill_all
         @server.close_listeners(unlink: @takeover.owns_socket_files?)
         @services.remove_pid_file
         exit!(1)

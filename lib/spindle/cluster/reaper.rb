@@ -6,13 +6,15 @@ module Spindle
     # exit status (an expected exit as information, an unexpected one as an
     # error, a mold's with what its loss means), then told to whoever counts
     # on it: the Supervisor (a boot that failed), the Reforker (a refork's
-    # mold or first worker), the Takeover (a successor that exited).
+    # mold or first worker), the Takeover (a successor that exited), and
+    # any other process the master started (others: its Sidecars).
     #
     # Ports, so a test drives it with fake children and made-up statuses:
-    #   wait  -> { [pid, status] or nil } (Process.wait2 without blocking)
+    #   wait    -> { [pid, status] or nil } (Process.wait2 without blocking)
+    #   others  ->(pid, status) { ... } an exit that is no child's
     class Reaper
       def initialize(children:, supervisor:, reforker:, takeover:, phase:, config:, log:,
-                     wait: -> { Process.wait2(-1, Process::WNOHANG) })
+                     wait: -> { Process.wait2(-1, Process::WNOHANG) }, others: ->(_pid, _status) {})
         @children = children
         @supervisor = supervisor
         @reforker = reforker
@@ -21,6 +23,7 @@ module Spindle
         @refork_after = config.refork_after
         @log = log
         @wait = wait
+        @others = others
       end
 
       def self.status(status)
@@ -35,7 +38,7 @@ module Spindle
           next @takeover.successor_exited(status) if pid == @takeover.successor
 
           child = @children.by_pid(pid)
-          exited(child, pid, status) if child
+          child ? exited(child, pid, status) : @others.call(pid, status)
         end
       rescue Errno::ECHILD
         nil

@@ -23,7 +23,7 @@ module Spindle
         workers = children.select { |c| WORKER_STATES.include?(c["state"]) }
         molds = children.select { |c| c["state"].start_with?("mold") }
         { "mode" => "cluster", "master" => master_entry, "totals" => totals(workers, children), "workers" => workers,
-          "mold" => molds.find { |c| c["state"] == "mold" } || molds.first }
+          "mold" => molds.find { |c| c["state"] == "mold" } || molds.first, "sidecars" => @master.sidecars.report }
       end
 
       private

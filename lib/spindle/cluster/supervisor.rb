@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "backoff"
+
 module Spindle
   module Cluster
     # The master's supervision of its workers: how many it keeps (TTIN/TTOU),
@@ -23,8 +25,6 @@ module Spindle
     #   clock.call                   monotonic seconds
     class Supervisor
       DUMP_GRACE = 2.0
-      FIRST_BACKOFF = 0.5
-      MAX_BACKOFF = 30
 
       attr_reader :desired, :restarts
 
@@ -39,7 +39,7 @@ module Spindle
         @timeout = config.worker_timeout
         @desired = config.workers
         @on_boot_failure = on_boot_failure
-        @boot_failures = 0
+        @boot_backoff = Backoff.new
         @next_spawn_at = 0
         @restarts = {} # worker index => processes started in that slot after its first
       end
@@ -102,10 +102,9 @@ module Spindle
       def boot_failed(child)
         return if child.trial
 
-        @boot_failures += 1
-        delay = [FIRST_BACKOFF * (2**(@boot_failures - 1)), MAX_BACKOFF].min
+        delay = @boot_backoff.failed
         @next_spawn_at = @clock.call + delay
-        @log.error("worker #{child.index} failed to boot (#{@boot_failures} in a row); next try in #{delay}s")
+        @log.error("worker #{child.index} failed to boot (#{@boot_backoff.failures} in a row); next try in #{delay}s")
         @on_boot_failure&.call(child)
       end
 
@@ -121,7 +120,7 @@ module Spindle
         return false if %i[retiring killed].include?(child.state)
 
         child.state = :serving
-        @boot_failures = 0
+        @boot_backoff.reset
         @log.info("spindle: worker #{child.index} added (pid #{child.pid}, generation #{child.generation}); " \
                   "#{@children.count(&:serving?)} serving")
         true

@@ -21,6 +21,19 @@ module Spindle
         raise Error, e.message
       end
 
+      # --sidecar CMD (repeatable) or the DSL's `sidecar CMD, name: NAME`:
+      # a list of { name:, command: }. A name left out is the command's first
+      # word's base name (bin/jobs: "jobs").
+      def sidecars(raw)
+        Array(raw).map do |entry|
+          entry = { command: entry } unless entry.is_a?(Hash)
+          command = entry[:command].to_s.strip
+          raise Error, "sidecar needs a command, got #{entry[:command].inspect}" if command.empty?
+
+          { name: (entry[:name] || File.basename(command.split.first)).to_s, command: command }
+        end
+      end
+
       def positive_integer(raw, what)
         n = Integer(raw, exception: false)
         raise Error, "#{what} must be a positive integer, got #{raw.inspect}" unless n&.positive?

@@ -70,7 +70,8 @@ module Spindle
 
           The file is plain Ruby. Each option above is a method named after it, taking
           the value the flag takes (as a string or as a Ruby value); `bind` may be called
-          several times, `threads` takes the minimum and maximum, and an option whose
+          several times, `sidecar "bin/jobs", name: "solid_queue"` adds one sidecar each
+          time (`sidecars` sets the whole list), `threads` takes the minimum and maximum, and an option whose
           description offers nil takes `nil`. A flag on the command line wins over the
           file. Naming a listener on the command line (`-b` or `-p`) replaces the file's
           `bind` and `port` both; `port` and `bind` given together in one place are an
@@ -86,6 +87,8 @@ module Spindle
           max_body 10 * 1024 * 1024     # or nil: no limit
           log_requests true
           workers :auto                 # from the container's CPU quota (or a number)
+          sidecar "bin/jobs", name: "solid_queue"   # kept running beside the workers
+          restart_file "tmp/restart.txt"           # bin/rails restart
 
           before_fork { DB.disconnect }                   # master: workers must not share it
           after_worker_fork { |index| Stats.tag(worker: index) }

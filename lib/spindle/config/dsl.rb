@@ -73,6 +73,12 @@ module Spindle
       def bind(uri)
         (@values[:binds] ||= []) << uri.to_s
       end
+
+      # sidecar "bin/jobs", name: "solid_queue": each call adds a command the
+      # server keeps running beside it (the sidecars option).
+      def sidecar(command, name: nil)
+        (@values[:sidecars] ||= []).concat(BY_NAME.fetch(:sidecars).value([{ command: command, name: name }]))
+      end
     end
   end
 end

@@ -232,6 +232,21 @@ module Spindle
                       "to PATH, atomically, at start; rewritten by the new master after a USR2 " \
                       "restart, removed at exit. A file naming a live Spindle process is a start-up " \
                       "error; one naming a dead process is replaced."),
+      Option.new(name: :sidecars, default: -> { [] }, cli: "--sidecar", arg: "CMD",
+                 coerce: ->(v) { c.sidecars(v) },
+                 doc: "Run CMD beside the server and keep it running, as Puma's solid_queue plugin runs " \
+                      "Solid Queue: started once the workers serve, started again (after a back-off, as a " \
+                      "worker that fails to boot) when it exits, left alone by a phased restart or a " \
+                      "refork, and stopped with the server (TERM, then KILL after --shutdown-timeout). " \
+                      "Repeat for several. In a config file: sidecar \"bin/jobs\", name: \"solid_queue\" " \
+                      "(the name in the log and in spindlectl stats; default the command's first word). " \
+                      "A process serving alone (no -w) runs them too, from a thread of its own."),
+      Option.new(name: :restart_file, default: nil, cli: "--restart-file", arg: "PATH",
+                 doc: "Restart when PATH's modification time changes (checked once a second), as Puma's " \
+                      "tmp_restart plugin: `bin/rails restart` touches tmp/restart.txt. The restart is a " \
+                      "hot restart (as USR2: new code, a new master or process) when the server can rerun " \
+                      "its command line, else a phased restart (USR1) in a cluster; the log says which. Off " \
+                      "by default, as the plugin is (Rails' generated config/puma.rb names it)."),
       Option.new(name: :malloc_arena_max, default: 2, cli: "--malloc-arenas", arg: "N",
                  coerce: ->(v) { c.non_negative_integer(v, "malloc_arena_max") },
                  doc: "malloc arenas, set at start: glibc's MALLOC_ARENA_MAX unless the environment " \

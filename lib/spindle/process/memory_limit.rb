@@ -13,9 +13,9 @@ module Spindle
   # until the kernel's OOM killer cuts requests off; exiting would refuse
   # connections until a supervisor restarted it.
   #
-  # A process that cannot restart itself (started through rackup, which
-  # leaves no bin/spindle command line to rerun) says so at WARN, once each
-  # time its memory passes the limit.
+  # A process that cannot restart itself (started through rackup where
+  # there is no /proc to read its command line from, RackupRestart) says so
+  # at WARN, once each time its memory passes the limit.
   class MemoryLimit
     EVERY = 5.0 # seconds between two looks, as the master's for its workers
     # A restart ends this process once the new one serves; if this one still
@@ -70,7 +70,7 @@ module Spindle
 
       @warned = true
       @log.warn("memory #{mib(uss)} MiB (USS) is over --worker-memory-limit #{@limit_mib} MiB, and this process " \
-                "cannot restart itself (started through rackup, with no bin/spindle command line to rerun): " \
+                "cannot restart itself (started through rackup, with no /proc to read its command line from): " \
                 "restart it, or serve with bin/spindle, whose USR2 restart the limit uses")
     end
 

@@ -41,7 +41,8 @@ module Spindle
 
     attr_reader :listeners, :handler, :phase
 
-    # restartable: bin/spindle recorded its command line, so USR2 can rerun it.
+    # restartable: a command line was recorded (bin/spindle's, or the rackup
+    # handler's: RackupRestart), so USR2 can rerun it.
     # slot: a worker's index (--cpu-affinity picks its CPU by it).
     # siblings: a cluster worker's SiblingShare (joined in #prepare).
     def initialize(app, config, log, listeners: [], multiprocess: false, restartable: false, slot: 0, siblings: nil)

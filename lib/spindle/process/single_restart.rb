@@ -2,6 +2,7 @@
 
 require_relative "../cluster/hot_restart"
 require_relative "../systemd/notifier"
+require_relative "../restart_file"
 
 module Spindle
   # USR2 for a process serving alone (no -w): new code without a refused
@@ -16,8 +17,8 @@ module Spindle
   # serves (an app that fails to load, say) leaves this process serving, and
   # says so; the next USR2 tries again.
   class SingleRestart
-    # command_line: whether bin/spindle recorded its command line
-    # (HotRestart.remember); a server started through rackup has none to rerun.
+    # command_line: whether a command line was recorded (HotRestart.remember:
+    # bin/spindle's, or the rackup handler's from /proc, RackupRestart).
     # phase: the process's Phase: once it stops, a successor that exits
     # changes nothing.
     def initialize(log, listeners, phase:, command_line:, notifier: Systemd::Notifier::OFF)
@@ -45,7 +46,7 @@ module Spindle
 
     # From the signal thread, on USR2.
     def start
-      return refuse("started without bin/spindle's command line (rackup?), so there is none to rerun") unless @command_line
+      return refuse("no command line to rerun (rackup without /proc)") unless @command_line
       return refuse("new process pid #{@successor} is still starting") if @successor
 
       @successor = Cluster::HotRestart.start(@listeners)
@@ -53,6 +54,20 @@ module Spindle
                 "this one drains once it serves")
       @notifier.reloading(status: "restart: new process pid #{@successor} starting")
       Thread.new(@successor) { |pid| watch(pid) }
+    end
+
+    # --restart-file: a thread polls path; a change restarts this process as
+    # USR2 does (through its own signal, so the same checks apply), or says
+    # why it cannot. Stops once the process does.
+    def watch_file(path)
+      file = RestartFile.new(path)
+      Thread.new do
+        Thread.current.name = "spindle restart file"
+        until @phase.stopping?
+          file_changed(path) if file.changed?
+          sleep RestartFile::INTERVAL / 2
+        end
+      end
     end
 
     # Whether USR2 can restart this process (MemoryLimit asks before it does).
@@ -64,6 +79,16 @@ module Spindle
     def successor? = !@successor.nil?
 
     private
+
+    def file_changed(path)
+      unless @command_line
+        return @log.info("spindle: #{path} changed, but this process has no command line to rerun " \
+                         "(rackup without /proc): not restarted")
+      end
+
+      @log.info("spindle: #{path} changed: hot restart (as USR2)")
+      Process.kill(:USR2, Process.pid)
+    end
 
     def refuse(why)
       @log.info("spindle: USR2 ignored: #{why}")

@@ -4,21 +4,29 @@ require_relative "single_stats"
 require_relative "../metrics/single_process"
 require_relative "single_control"
 require_relative "memory_limit"
+require_relative "single_sidecars"
 
 module Spindle
   # What a process serving alone runs beside its engine, each on threads of
-  # its own: --metrics, --control and --worker-memory-limit, as a cluster's
-  # master runs them for its workers. One stats source serves the first two.
-  # They follow the server's phase: its drain is theirs (#draining).
+  # its own: --metrics, --control, --worker-memory-limit, --sidecar and
+  # --restart-file, as a cluster's master runs them for its workers. One
+  # stats source serves the first two. They follow the server's phase: its
+  # drain is theirs (#draining).
   class SingleServices
     # restart: the process's SingleRestart.
     def initialize(config, log, server, restart)
-      stats = SingleStats.new(config, server, log)
+      @sidecars = SingleSidecars.new(config, log) unless config.sidecars.empty?
+      @restart = restart
+      @restart_file = config.restart_file
+      stats = SingleStats.new(config, server, log, sidecars: @sidecars)
       @metrics = Metrics::SingleProcess.new(config, log, stats) if config.metrics
       @control = SingleControl.new(config, stats) if config.control
       @memory = MemoryLimit.new(config.worker_memory_limit, log, restart) if config.worker_memory_limit
       phase = server.phase
-      phase.on_change { |name| draining(handed_over: phase.handed_over?) if name == :draining }
+      phase.on_change do |name|
+        draining(handed_over: phase.handed_over?) if name == :draining
+        @sidecars&.kill if name == :forced
+      end
     end
 
     # Raises Listener::Error when an endpoint cannot listen. successor: this
@@ -30,6 +38,8 @@ module Spindle
       @metrics&.start(successor: successor)
       @control&.start unless successor
       @memory&.start
+      @sidecars&.start
+      @restart.watch_file(@restart_file) if @restart_file
       self
     end
 
@@ -41,6 +51,7 @@ module Spindle
     end
 
     def close
+      @sidecars&.close
       @memory&.stop
       @metrics&.close
       @control&.close
@@ -53,6 +64,7 @@ module Spindle
     # keep answering (stats during a long drain) until the process exits.
     def draining(handed_over:)
       @memory&.stop
+      @sidecars&.stop
       return unless handed_over
 
       @metrics&.close

@@ -11,8 +11,10 @@ module Spindle
   # Read from the handler's RequestTracker (thread-safe), the engine's
   # backlog and /proc, from any thread, never through the engine.
   class SingleStats
-    # log: the process's Log, whose dropped lines are reported.
-    def initialize(config, server, log, started_at: Time.now)
+    # log: the process's Log, whose dropped lines are reported; sidecars:
+    # its SingleSidecars, or nil.
+    def initialize(config, server, log, started_at: Time.now, sidecars: nil)
+      @sidecars = sidecars
       @config = config
       @server = server
       @log = log
@@ -25,7 +27,7 @@ module Spindle
       { "mode" => "single", "master" => master,
         "totals" => { "workers" => 1, "requests" => worker["requests"], "in_flight" => worker["in_flight"],
                       "rss" => memory[:rss].to_i, "pss" => memory[:pss].to_i, "uss" => memory[:uss].to_i },
-        "workers" => [worker], "mold" => nil }
+        "workers" => [worker], "mold" => nil, "sidecars" => @sidecars ? @sidecars.report : [] }
     end
 
     # This process as a cluster would show one of its workers.
