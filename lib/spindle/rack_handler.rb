@@ -8,7 +8,7 @@ require_relative "log"
 require_relative "process/server"
 require_relative "boot/memory_setup"
 require_relative "boot/startup_failure"
-require_relative "rackup_restart"
+require_relative "process/rackup_restart"
 
 module Spindle
   # Spindle behind the rackup interface: `rackup -s spindle`, `rails server -u

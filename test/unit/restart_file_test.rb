@@ -2,7 +2,7 @@
 
 require_relative "../test_helper"
 require_relative "../support/fake_cluster"
-require "spindle/restart_file"
+require "spindle/process/restart_file"
 
 # --restart-file without the file system: the mtime port returns what the
 # test sets, and FakeCluster's clock says when a poll is due.

@@ -2,7 +2,7 @@
 
 require_relative "../cluster/hot_restart"
 require_relative "../systemd/notifier"
-require_relative "../restart_file"
+require_relative "restart_file"
 
 module Spindle
   # USR2 for a process serving alone (no -w): new code without a refused

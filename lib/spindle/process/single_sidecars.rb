@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require_relative "cluster/sidecars"
+require_relative "../cluster/sidecars"
 
 module Spindle
   # The sidecars (--sidecar) of a process serving alone: the same

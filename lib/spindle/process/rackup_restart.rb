@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require_relative "cluster/hot_restart"
+require_relative "../cluster/hot_restart"
 
 module Spindle
   # USR2 (and --restart-file) for a server started through rackup or `rails
