@@ -71,7 +71,7 @@ module Spindle
       def between_turns(stopping)
         @mailbox.take do |conn, outcome|
           next @selection.watch_output(conn, outcome) if conn.outbox.pending?
-          next @selection.retire(conn, :done) if outcome == :close # its close lingers (Threads#retire)
+          next @selection.retire(conn, :done) if outcome == :close # its close lingers (PoolWork#retire)
           next Connections.close(conn, :idle_draining) if stopping && @deadlines.closable_when_draining?(conn)
 
           @selection.watch(conn)
