@@ -48,12 +48,12 @@ module Spindle
         deadlines = policy.deadlines
         reader = RequestReader.new(handler, config, deadlines, budget: budget)
         selection = Selection.new(listeners, handler.writer, deadlines)
-        mailbox = Mailbox.new(selection)
         @park = Park.new
+        mailbox = Mailbox.new(selection, @park)
         work = PoolWork.new(handler: handler, reader: reader, deadlines: deadlines, budget: budget, mailbox: mailbox,
                             park: @park, log: log)
         @pool = pool(config, work, mailbox)
-        reactor = Reactor.new(selection, reader, deadlines, @pool, mailbox, @park, alone: config.workers <= 1)
+        reactor = Reactor.new(selection, reader, deadlines, @pool, mailbox, alone: config.workers <= 1)
         @loop = SelectorLoop.new(selection, reactor, handler: handler, config: config, log: log, tick: Reactor::TICK,
                                                      policy: policy, accept_burst: policy.accept_burst(gated: true),
                                                      budget: budget,
