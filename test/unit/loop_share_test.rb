@@ -54,22 +54,26 @@ class LoopShareTest < Minitest::Test
     [reader, writer].compact.each(&:close)
   end
 
-  # What LoopShare#place and #lighter ask of a loop (FiberLoop#placed, #held?).
-  FakeLoop = Struct.new(:placed, :turned) do
+  # What LoopShare#lighter asks of a loop, through the callable its Seat
+  # holds (FiberLoop#held?).
+  FakeLoop = Struct.new(:turned) do
     def held? = !turned
   end
 
-  # A loop joined with its table; its thread runs block (nil: not running yet).
+  # A loop joined with its table, placed clients counted on its Seat
+  # (returned); its thread runs block (nil: not running yet).
   def placing(share, placed, turned: true, &block)
     table = {}.compare_by_identity
-    fake = FakeLoop.new(placed, turned)
-    share.join(table, fake)
+    fake = FakeLoop.new(turned)
+    seat = share.join(table, inbox: :an_inbox, held: fake.method(:held?))
+    seat.placed = placed
+    (@fakes ||= {}.compare_by_identity)[seat] = fake
     if block
       joined = Queue.new
       (@threads ||= []) << Thread.new { share.running(table) && joined << true && block.call }
       joined.pop
     end
-    fake
+    seat
   end
 
   # A client goes to the loop holding the fewest, if it holds fewer than the
@@ -130,7 +134,7 @@ class LoopShareTest < Minitest::Test
     end
 
     assert_same asleep, share.lighter(accepting)
-    held.turned = true
+    @fakes[held].turned = true
     assert_same held, share.lighter(accepting), "its scheduler turns again"
   ensure
     @threads&.each(&:kill)&.each(&:join)

@@ -9,6 +9,7 @@ require "spindle/engine/outbox"
 require "spindle/engine/deadlines"
 require "spindle/engine/selection"
 require "spindle/engine/mailbox"
+require "spindle/engine/park"
 
 # The threads engine's way back from the pool to the reactor: pool threads
 # post connections with their outcome, the reactor's thread takes them
@@ -18,11 +19,13 @@ class MailboxTest < Minitest::Test
     @config = Spindle::Config.new({})
     deadlines = Spindle::Engine::Deadlines.new(@config)
     @selection = Spindle::Engine::Selection.new([], Spindle::HTTP::ResponseWriter.new, deadlines)
-    @mailbox = Spindle::Engine::Mailbox.new(@selection)
+    @park = Spindle::Engine::Park.new
+    @mailbox = Spindle::Engine::Mailbox.new(@selection, @park)
     @sockets = []
   end
 
   def teardown
+    @park.release
     @selection.close
     @sockets.each(&:close)
   end

@@ -70,5 +70,5 @@ class ReactorAcceptTest < Minitest::Test
 
   private
 
-  def reactor(alone:) = Spindle::Engine::Reactor.new(nil, nil, nil, @pool, nil, nil, alone: alone)
+  def reactor(alone:) = Spindle::Engine::Reactor.new(nil, nil, nil, @pool, nil, alone: alone)
 end

@@ -5,6 +5,7 @@ require "spindle/engine/park"
 require "spindle/engine/deadlines"
 require "spindle/engine/selection"
 require "spindle/engine/reactor"
+require "spindle/engine/mailbox"
 require "spindle/engine/connection_policy"
 require_relative "../support/socket_connections"
 
@@ -23,7 +24,8 @@ class ReactorCapTest < Minitest::Test
     @deadlines = Spindle::Engine::Deadlines.new(@config)
     @selection = Spindle::Engine::Selection.new([], nil, @deadlines)
     @park = Spindle::Engine::Park.new
-    @reactor = Spindle::Engine::Reactor.new(@selection, nil, @deadlines, nil, nil, @park, alone: true)
+    @reactor = Spindle::Engine::Reactor.new(@selection, nil, @deadlines, nil,
+                                            Spindle::Engine::Mailbox.new(@selection, @park), alone: true)
   end
 
   def teardown

@@ -57,6 +57,39 @@ class ThreadPoolTest < Minitest::Test
     pool&.shutdown(5)
   end
 
+  # A work that answers AGAIN gets its item back behind those queued
+  # meanwhile: the pool queues it, the work never pushes (PoolWork, a
+  # pipelining client's next request).
+  class OnceAgain
+    def initialize(gate)
+      @gate = gate
+      @seen = Thread::Queue.new
+      @again = true
+    end
+
+    attr_reader :seen
+
+    def call(item, _context, pool)
+      @gate.pop
+      @seen << [item, pool.queued]
+      return unless item == :a && @again
+
+      @again = false
+      Spindle::Engine::ThreadPool::AGAIN
+    end
+  end
+
+  def test_an_item_the_work_answers_again_for_goes_behind_the_queued_ones
+    work = OnceAgain.new(@release)
+    pool = Spindle::Engine::ThreadPool.new(min: 0, max: 1, work: work)
+    pool << :a << :b
+    3.times { @release << :go }
+    assert_equal [[:a, 1], [:b, 1], [:a, 0]], Array.new(3) { work.seen.pop }
+    wait_until("the pool idle") { pool.idle? }
+  ensure
+    pool&.shutdown(5)
+  end
+
   def test_shutdown_lets_running_work_finish
     done = Thread::Queue.new
     pool = Spindle::Engine::ThreadPool.new(min: 1, max: 1) { |_| @release.pop; done << :finished }

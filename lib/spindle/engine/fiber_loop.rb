@@ -63,15 +63,15 @@ module Spindle
         @deadlines = @policy.deadlines
         @reader = RequestReader.new(handler, config, @deadlines, budget: budget)
         @connections = {}.compare_by_identity # Connection => its Async::Task
-        @share = share&.join(@connections, self)
+        @share = share
         @inbox = Inbox.new if share # clients the other loops accepted for this one
+        @seat = share&.join(@connections, inbox: @inbox, held: method(:held?)) # hybrid: this loop's LoopShare::Seat
         @served_at = 0.0 # when this loop last finished a request (hybrid)
         @detector = nil
         @siblings = siblings
         # hybrid's loops split the burst, and take turns (LoopShare).
         @accept_burst = @policy.accept_burst(loops: share&.loops || 1)
         @starting = 0 # accepted, their fibers queued (#start)
-        @placed = 0 # hybrid: clients LoopShare#place counted on this loop
         @wake_r, @wake_w = IO.pipe
       end
 
@@ -98,12 +98,8 @@ module Spindle
         @wake_w.write_nonblock(".", exception: false)
       end
 
-      # hybrid, from any loop's thread under LoopShare's lock: the clients
-      # placed on this loop and not gone (held, queued to start, or handed
-      # and in its inbox), and how to hand it one.
-      attr_accessor :placed
-
-      def hand(socket, listener) = @inbox.hand(socket, listener)
+      # hybrid: the clients placed on this loop and not gone (LoopShare::Seat#placed).
+      def placed = @seat.placed
 
       # Whether this loop's scheduler has missed two of its StallDetector's
       # heartbeats (a quarter of --stall-threshold apart) and finished no
@@ -142,11 +138,13 @@ module Spindle
       # The loop that accepts is whichever holds the GVL when clients
       # arrive, so the split was left to chance at every burst.
       def place(socket, listener)
-        target = @share ? @share.place(self) : self
-        return start(socket, listener) if target.equal?(self)
-        return if target.hand(socket, listener)
+        return start(socket, listener) unless @seat
 
-        @share.move(target, self) # its inbox is closed (it drains): this loop keeps the client
+        target = @share.place(@seat)
+        return start(socket, listener) if target.equal?(@seat)
+        return if target.inbox.hand(socket, listener)
+
+        @share.move(target, @seat) # its inbox is closed (it drains): this loop keeps the client
         start(socket, listener)
       end
 
@@ -172,7 +170,7 @@ module Spindle
       rescue StandardError => e
         @log.exception(e, "connection not started")
         Connections.close(socket, :failed)
-        @share&.release(self)
+        @share&.release(@seat)
         @connection_ended.signal # a drain may be waiting for it
       end
 
@@ -195,7 +193,7 @@ module Spindle
         Connections.close(conn, :failed) if conn
       ensure
         @connections.delete(conn)
-        @share&.release(self)
+        @share&.release(@seat)
         publish_held
         @connection_ended.signal
       end

@@ -30,16 +30,28 @@ module Spindle
     # Whichever loop accepts a client, it then goes to the loop holding the
     # fewest (#lighter, FiberLoop#place): the loops get equal turns at the
     # GVL, so only an even split serves their clients alike.
+    #
+    # The share knows no loop: each joins with its table of connections,
+    # and one that takes clients handed over with its Inbox and how to ask
+    # whether it is held (FiberLoop#held?), and gets its Seat. The loops
+    # call the share; the share calls none of them, and a loop hands a
+    # client to another's Inbox, never to the loop.
     class LoopShare
       SLACK = 2
       OTHERS_FIRST = 0.005
+
+      # One loop's place in the share. placed: the clients #place counted on
+      # it and not gone (held, queued to start, or handed and in its
+      # inbox); changed under the share's lock. held: a callable, true while
+      # code that does not yield holds the loop.
+      Seat = Struct.new(:table, :inbox, :held, :placed)
 
       attr_reader :loops
 
       def initialize(loops)
         @loops = loops
         @tables = [] # each loop's open connections (a Hash)
-        @placing = {}.compare_by_identity # a loop that takes clients handed over (FiberLoop#hand) => its table
+        @seats = [] # the Seats of the loops that take clients handed over
         @threads = {}.compare_by_identity # a table => its loop's thread, once it runs
         @accepted = 0 # clients taken by every loop, ever
         @lock = Thread::Mutex.new # #place and #release: the loops' counts
@@ -50,12 +62,14 @@ module Spindle
       # A loop took a client. Loops run under one GVL: += needs no lock.
       def accepted! = @accepted += 1
 
-      # A loop's table of open connections; from its constructor. placing:
-      # the loop itself, when other loops may hand it clients (#lighter).
-      def join(table, placing = nil)
+      # A loop's table of open connections; from its constructor. inbox:
+      # where other loops hand it clients (#lighter), with held (see Seat);
+      # nil: none is handed to it. Its Seat.
+      def join(table, inbox: nil, held: nil)
         @tables << table
-        @placing[placing] = table if placing
-        self
+        seat = Seat.new(table, inbox, held, 0)
+        @seats << seat if inbox
+        seat
       end
 
       # From a loop's own thread, as it starts to run.
@@ -73,9 +87,9 @@ module Spindle
         [(max / @loops) + (index < max % @loops ? 1 : 0), 1].max
       end
 
-      # The loop that takes a client accepting (a loop) accepted: #lighter,
-      # else accepting itself; counted on it at once (FiberLoop#placed),
-      # under a lock. A count read off the queues and tables a client passes
+      # The Seat of the loop that takes a client accepting (a Seat)
+      # accepted: #lighter, else accepting itself; counted on it at once
+      # (Seat#placed), under a lock. A count read off the queues and tables a client passes
       # through lagged behind it: a thread switch between two loops' choices,
       # or while a handed client left the inbox for its fiber, gave a loop
       # one client more than the others ([24, 25, 25, 26] of 100 on a busy
@@ -88,9 +102,9 @@ module Spindle
         end
       end
 
-      # A client #place counted on loop left it: its connection ended, or
+      # A client #place counted on seat left it: its connection ended, or
       # it never started there.
-      def release(loop) = @lock.synchronize { loop.placed -= 1 }
+      def release(seat) = @lock.synchronize { seat.placed -= 1 }
 
       # A client #place counted on from stays with to (from's inbox closed).
       def move(from, to)
@@ -100,14 +114,14 @@ module Spindle
         end
       end
 
-      # The loop that should take a client accepting accepted, when it is
-      # not accepting itself: the one holding the fewest (FiberLoop#placed)
-      # if that is fewer than accepting's. Only a loop that will start it
-      # soon: asleep in its selector, or running and not held by code that
-      # does not yield (FiberLoop#held?). nil: accepting keeps it.
+      # The Seat of the loop that should take a client accepting (a Seat)
+      # accepted, when it is not accepting itself: the one holding the
+      # fewest (Seat#placed) if that is fewer than accepting's. Only a loop
+      # that will start it soon: asleep in its selector, or running and not
+      # held by code that does not yield (Seat#held). nil: accepting keeps it.
       def lighter(accepting)
         own = accepting.placed
-        @placing.each_key.select { |other| other.placed < own && ready?(other) }.min_by(&:placed)
+        @seats.select { |other| other.placed < own && ready?(other) }.min_by(&:placed)
       end
 
       # The connections every loop holds.
@@ -130,10 +144,10 @@ module Spindle
       private
 
       def ready?(other)
-        thread = @threads[@placing[other]]
+        thread = @threads[other.table]
         return false unless thread&.alive?
 
-        thread.status == "sleep" || !other.held?
+        thread.status == "sleep" || !other.held.call
       end
     end
   end

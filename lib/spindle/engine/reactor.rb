@@ -13,9 +13,10 @@ module Spindle
     # could not park (Park): keep-alive ones are watched for their next
     # request, a response whose end a slow reader has not taken yet is
     # written here, then its outcome acted on, and a close that lingers
-    # (LingeringClose) is watched here until it ends. It also takes back parked
-    # connections idle for Park::RECALL_AFTER, and all of them at the stop
-    # and at the connection cap (#make_room).
+    # (LingeringClose) is watched here until it ends. Through the Mailbox
+    # too (it holds no Park) it takes back parked connections idle for
+    # Park::RECALL_AFTER, and all of them at the stop and at the connection
+    # cap (#make_room).
     #
     # In a cluster, new connections are accepted while the pool has a spare
     # thread, so that they wait in the kernel's backlog, where a sibling
@@ -41,12 +42,11 @@ module Spindle
       TICK = 0.5
       SIBLING_FIRST = 0.01
 
-      # park: where the pool leaves idle keep-alive connections (Park), taken
-      # back here once idle for Park::RECALL_AFTER, and all of them at the
-      # stop. alone: no sibling process shares the listeners.
-      def initialize(selection, reader, deadlines, pool, mailbox, park, alone:)
+      # mailbox: the way back from the pool threads, and to the connections
+      # they parked (taken back once idle for Park::RECALL_AFTER, and all of
+      # them at the stop). alone: no sibling process shares the listeners.
+      def initialize(selection, reader, deadlines, pool, mailbox, alone:)
         @alone = alone
-        @park = park
         @next_recall = 0
         @selection = selection
         @reader = reader
@@ -71,13 +71,13 @@ module Spindle
       def between_turns(stopping)
         @mailbox.take do |conn, outcome|
           next @selection.watch_output(conn, outcome) if conn.outbox.pending?
-          next @selection.retire(conn, :done) if outcome == :close # its close lingers (Threads#retire)
+          next @selection.retire(conn, :done) if outcome == :close # its close lingers (PoolWork#retire)
           next Connections.close(conn, :idle_draining) if stopping && @deadlines.closable_when_draining?(conn)
 
           @selection.watch(conn)
           readable(conn) if conn.buffered? # a pipelined request already read
         end
-        stopping ? @park.close { |conn| take_back(conn, stopping) } : recall_parked
+        stopping ? @mailbox.recall_all_and_close { |conn| take_back(conn, stopping) } : recall_parked
       end
 
       def accept?
@@ -87,19 +87,19 @@ module Spindle
         true
       end
 
-      def idle? = @mailbox.empty? && @pool.idle? && @park.empty?
+      def idle? = @mailbox.empty? && @pool.idle? && @mailbox.parked.zero?
       # Connections away from the selection: queued for the pool, held by a
       # busy pool thread (one each), posted back and not taken yet, or
       # parked. Read without locks: a stale count errs by a connection for
       # one turn.
-      def away = @pool.queued + @pool.busy + @mailbox.size + @park.size
+      def away = @pool.queued + @pool.busy + @mailbox.size + @mailbox.parked
 
       # Pause accepting (SelectorLoop backs off): the connections we have
       # keep being served, and their closing frees descriptors.
       def out_of_descriptors(_selection, _error) = true
 
       # The loop ends: what is still parked (a stop took them all already).
-      def close = @park.close { |conn| Connections.close(conn, :stopped) }
+      def close = @mailbox.recall_all_and_close { |conn| Connections.close(conn, :stopped) }
 
       # At the cap with no idle connection in the selection: the parked ones
       # are idle too, so all come back now and the selection closes the
@@ -108,7 +108,7 @@ module Spindle
       # backlog. True when any came back.
       def make_room
         back = false
-        @park.recall(Float::INFINITY, 0) do |conn|
+        @mailbox.recall(Float::INFINITY, 0) do |conn|
           back = true
           take_back(conn, false)
         end
@@ -127,7 +127,7 @@ module Spindle
         return if now < @next_recall
 
         @next_recall = now + Selection::EXPIRY_INTERVAL
-        @park.recall(now - Park::RECALL_AFTER, now + TICK) { |conn| take_back(conn, false) }
+        @mailbox.recall(now - Park::RECALL_AFTER, now + TICK) { |conn| take_back(conn, false) }
       end
 
       def take_back(conn, stopping)

@@ -14,7 +14,7 @@ module Spindle
     # slow readers have not taken, reads requests, and closes what missed its
     # deadline. The blocking engine and the threads engine differ only in
     # their strategy: what it does with a connection that has bytes to read
-    # (the blocking engine serves it here; the threads engine's Reactor reads
+    # (the blocking engine's InPlace serves it here; the threads engine's Reactor reads
     # the request and hands it to the pool), and what it does between turns.
     #
     # A strategy answers:

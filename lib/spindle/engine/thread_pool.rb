@@ -4,9 +4,13 @@ module Spindle
   module Engine
     # A bounded pool of threads taking work from one queue. It grows up to max
     # threads while work waits, and threads above min exit after idling for
-    # idle_timeout. The block runs in a pool thread for each item pushed,
-    # and gets that thread's own object too (nil without a context), made
-    # by context.call when the thread starts: state that needs no lock.
+    # idle_timeout. The work (work:, or the block) runs in a pool thread for
+    # each item pushed, and gets that thread's own object too (nil without a
+    # context), made by context.call when the thread starts: state that
+    # needs no lock; and the pool, to ask how many items wait (#queued).
+    # When it answers AGAIN, the item is queued again, behind the others:
+    # the work never pushes into the pool itself (the threads engine's
+    # PoolWork, a pipelining client's next request).
     # wrap, when given, is called with each thread's whole life as its block
     # (CpuAffinity.app_thread); name names the threads (ps -T, top -H).
     #
@@ -20,12 +24,14 @@ module Spindle
     #
     # The pool knows nothing else of it: a Park's connections are its own.
     class ThreadPool
+      AGAIN = :again
+
       def initialize(min:, max:, idle_timeout: 30, on_free: nil, context: nil, wrap: nil, name: nil, wait_on: nil,
-                     &work)
+                     work: nil, &block)
         @min = min
         @max = max
         @idle_timeout = idle_timeout
-        @work = work
+        @work = work || block
         @context = context
         @on_free = on_free
         @wrap = wrap
@@ -42,11 +48,7 @@ module Spindle
       end
 
       def <<(item)
-        @mutex.synchronize do
-          @queue << item
-          spawn if @waiting < @queue.size && @threads.size < @max
-          wake_one
-        end
+        @mutex.synchronize { enqueue(item) }
         self
       end
 
@@ -85,13 +87,26 @@ module Spindle
       def work_loop
         context = @context&.call
         while (item = take)
+          again = nil
           begin
-            @work.call(item, context) # a block: one that takes only item ignores it
+            again = @work.call(item, context, self) # a block: one that takes only item ignores the rest
           ensure
-            @mutex.synchronize { @busy -= 1 }
+            # Queued again before this thread counts as free: a reader of
+            # #spare? never sees room the item is about to take.
+            @mutex.synchronize do
+              enqueue(item) if again == AGAIN
+              @busy -= 1
+            end
             @on_free&.call
           end
         end
+      end
+
+      # Holding the lock.
+      def enqueue(item)
+        @queue << item
+        spawn if @waiting < @queue.size && @threads.size < @max
+        wake_one
       end
 
       # The next item, or nil when this thread should end: at shutdown, or after
