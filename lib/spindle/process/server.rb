@@ -56,8 +56,9 @@ module Spindle
       @restartable = restartable
       @bound = false
       @phase = Phase.new
-      # Held while #drain moves the phase and logs its line: #serve waits on
-      # it, so a process never exits between the two (a barrier, no state).
+      # Held while #drain moves the phase and logs its line, and through a
+      # forced exit: #serve waits on it, so a process never exits between
+      # the two, nor with 0 while a forced exit runs (a barrier, no state).
       @draining = Thread::Mutex.new
       Listener.reload_tls_on_hup(@listeners, @log) # inherited ones (a master after USR2)
     end
@@ -292,13 +293,18 @@ module Spindle
     end
 
     # why: the log line of a second stop signal (nil: the timeout said it).
+    # Holds @draining to the end: the forced phase wakes the engine, which
+    # may find nothing in flight and return, and #serve must not let the
+    # process exit 0 ("stopped") before this exits 1.
     def force_exit(why)
-      @phase.force!
-      @log.error(why) if why
-      log_cut_off
-      close_listeners(unlink: owns_socket_files?)
-      @pid_file&.remove
-      exit!(1)
+      @draining.synchronize do
+        @phase.force!
+        @log.error(why) if why
+        log_cut_off
+        close_listeners(unlink: owns_socket_files?)
+        @pid_file&.remove
+        exit!(1)
+      end
     end
 
     # The requests a forced exit cuts off: method and path, never a body.
