@@ -12,7 +12,7 @@ require_relative "../support/waiting"
 # The Server is the one writer of its process's Phase, and a stop is a move
 # of it: the engine, the handler and the others follow it (the stop's
 # hand-wiring used to set each of them). Run in-process on a real listener
-# with the default engine; nothing forks, so a forced exit is not tried here.
+# with the default engine, unpinned; nothing forks, so a forced exit is not tried here.
 class ServerPhaseTest < Minitest::Test
   include Waiting
 
@@ -22,7 +22,11 @@ class ServerPhaseTest < Minitest::Test
     @out = StringIO.new
     @log = Spindle::Log.new(out: @out, err: @out)
     @listener = Spindle::Listener.open("tcp://127.0.0.1:0", backlog: 16).first
-    @server = Spindle::Server.new(APP, Spindle::Config.new({}), @log, listeners: [@listener]).prepare
+    # No CPU pinning: --cpu-affinity=auto would pin this process's app
+    # threads and start its watch, and every unit test shares this process
+    # (cpu_affinity_test found its threads on one CPU).
+    config = Spindle::Config.new({ cpu_affinity: false })
+    @server = Spindle::Server.new(APP, config, @log, listeners: [@listener]).prepare
     @phase = @server.phase
     @moves = []
     @phase.on_change { |name| @moves << name }
