@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "../cluster/hot_restart"
+require_relative "../ops/live_pid"
 
 module Spindle
   # USR2 (and --restart-file) for a server started through rackup or `rails
@@ -61,18 +62,9 @@ module Spindle
 
       Thread.new do
         Thread.current.name = "spindle pid file"
-        sleep POLL while alive?(predecessor)
+        sleep POLL while LivePid.alive?(predecessor)
         File.write(path, Process.pid.to_s) unless File.exist?(path)
       end
-    end
-
-    def alive?(pid)
-      Process.kill(0, pid)
-      true
-    rescue Errno::ESRCH
-      false
-    rescue Errno::EPERM
-      true
     end
   end
 end
