@@ -39,6 +39,7 @@ module Spindle
       TICK = 0.5
       # Every one has a meaning in #dispatch; Signals::WORKER lists them all too.
       SIGNALS = %i[TERM INT QUIT USR1 USR2 TTIN TTOU HUP].freeze
+      STOP_SIGNALS = %i[TERM INT QUIT].freeze
 
       attr_reader :children, :started_at, :reforker, :phase, :sidecars
 
@@ -63,6 +64,7 @@ module Spindle
       def run
         boot
         tick until @shutdown.done? && @sidecars.done?
+        last_stop_signal
         @log.info("spindle: master stopped")
         exit(1) if @takeover.gave_up?
       ensure
@@ -145,6 +147,17 @@ module Spindle
         refork if @phase.serving? && @reforker.due?
         @supervisor.refill(held: @reforker.held_slots) unless @phase.draining?
         @services.notes.tick(@children, desired, generation, stopping: @phase.stopping?)
+      end
+
+      # A second stop signal to the whole group (Ctrl-C twice) reaches the
+      # workers too, and they exit at once: the master may reap the last one
+      # in the tick that queued the signal, and find itself done before it
+      # read it. It is still the operator's forced stop, and ends with status 1.
+      def last_stop_signal
+        return unless @signals.drain.any? { |item| STOP_SIGNALS.include?(item) }
+
+        @shutdown.signal(:TERM)
+        @shutdown.tick
       end
 
       def dispatch(item)
