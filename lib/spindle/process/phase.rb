@@ -28,28 +28,32 @@ module Spindle
   # becomes that mold (#become_mold!). A stop during that drain comes first,
   # and ends the worker instead; one after it ends the mold-to-be at once.
   #
-  # Reads are lock-free (a Symbol in an instance variable); moves take a lock,
-  # so two threads that stop at once agree on which of them moved it.
+  # Reads are lock-free (a Symbol and two booleans in instance variables,
+  # the booleans read through attribute readers: the engines ask after every
+  # select and the handler after every response, so the answer costs no
+  # comparison); moves take a lock, so two threads that stop at once agree on
+  # which of them moved it.
   class Phase
     ORDER = %i[serving leaving draining forced].freeze
 
     def initialize
       @name = :serving
+      @serving = @accepting = true
       @handed_over = false
       @once_drained = nil # :exit or :mold
       @lock = Thread::Mutex.new
       @watchers = []
     end
 
-    attr_reader :name, :once_drained
+    attr_reader :name, :once_drained, :serving, :accepting
 
-    def serving? = @name == :serving
+    alias serving? serving
     # A stop began (any phase after serving).
-    def stopping? = @name != :serving
+    def stopping? = !@serving
     # New connections are still taken (serving, or the drain delay).
-    def accepting? = @name == :serving || @name == :leaving
+    alias accepting? accepting
     # A response may keep its connection open for the next request.
-    def keep_alive? = @name == :serving
+    alias keep_alive? serving
     # Draining or forced: idle connections close, nothing new is accepted.
     def draining? = !accepting?
     def forced? = @name == :forced
@@ -93,6 +97,8 @@ module Spindle
         return false if ORDER.index(to) <= ORDER.index(@name)
 
         @name = to
+        @serving = false
+        @accepting = to == :leaving
         @watchers.dup
       end
       watchers.each { |watcher| watcher.call(to) }

@@ -48,6 +48,7 @@ module Spindle
       @marks = Engine::Deadlines::Marks.new(nil, nil, nil, Process.clock_gettime(Process::CLOCK_MONOTONIC))
       @continue_sent = @request_started = @response_started = @hijacked = @waiting = @refused = false
       @linger_left = @linger_ends = nil
+      @lingering = false
     end
 
     # Parses what has been read. :complete when a whole request is in, else
@@ -155,9 +156,9 @@ module Spindle
     # drop (nil while the connection does not linger), and when it ends at
     # the latest (monotonic).
     attr_accessor :linger_left
-    attr_reader :linger_ends
+    attr_reader :linger_ends, :lingering
 
-    def lingering? = !@linger_left.nil?
+    alias lingering? lingering # asked on every readable turn: a reader, no call frame
 
     # Begins a lingering close: no request is read from here on (what is
     # buffered is dropped), the write side is shut down (the client reads
@@ -166,6 +167,7 @@ module Spindle
     def stop_reading(bytes, ends)
       @linger_left = bytes
       @linger_ends = ends
+      @lingering = true
       @input.discard
       release_read_buffer
       @io.close_write # TLS: its close_notify first (TLS::Socket#close_write)
