@@ -26,7 +26,8 @@ class BaselineTest < Minitest::Test
 
   def test_the_gemfile_is_the_worktrees_own_on_this_ruby_or_a_lane_one
     root = File.join(Bench::Baseline::DIR, NAME)
-    expected = Bench::Paths::LANE ? File.join(root, "tmp", Bench::Paths::LANE, "Gemfile") : File.join(root, "Gemfile")
+    lane = Bench::Paths::SERVER_LANE
+    expected = lane ? File.join(root, "tmp", lane, "Gemfile") : File.join(root, "Gemfile")
     assert_equal expected, Bench::Baseline.gemfile(root)
   end
 end

@@ -43,13 +43,13 @@ module Bench
       sha
     end
 
-    # The Gemfile the baseline at root runs under: its own, or on Ruby 3.3
-    # one in its tmp/ruby3.3/ that evaluates it (Paths::SERVER_GEMFILE's
+    # The Gemfile the baseline at root runs under: its own, or on a chroot
+    # lane's Ruby one in its tmp/ruby<version>/ that evaluates it (Paths::SERVER_GEMFILE's
     # counterpart), its lockfile seeded from the current code's.
     def self.gemfile(root)
-      return File.join(root, "Gemfile") unless Paths::LANE
+      return File.join(root, "Gemfile") unless Paths::SERVER_LANE
 
-      dir = File.join(root, "tmp", Paths::LANE)
+      dir = File.join(root, "tmp", Paths::SERVER_LANE)
       FileUtils.mkdir_p(dir)
       %w[Gemfile Gemfile.lock].each do |name|
         target = File.join(dir, name)

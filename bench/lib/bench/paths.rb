@@ -10,16 +10,19 @@ module Bench
     TMP = File.join(BENCH, "tmp")
     APPS = File.join(BENCH, "apps")
     SCENARIOS = File.join(BENCH, "scenarios")
-    # On Ruby 3.3 (bench/run --ruby 3.3 runs the harness in bin/test-ruby3.3's
-    # chroot) each Gemfile is resolved with a lockfile of its own, beside it
-    # in ruby3.3/: 3.1's locks pin Falcon and async lower, and Bundler would
-    # rewrite them in the checkout.
+    # On Ruby 3.2 and later (bench/run --ruby 3.3 runs the harness in
+    # bin/test-ruby3.3's chroot) each of bench's Gemfiles is resolved with a
+    # lockfile of its own, beside it in ruby3.3/: 3.1's locks pin Falcon and
+    # async lower, and Bundler would rewrite them in the checkout. The 3.4
+    # lane shares 3.3's bench locks.
     LANE = RUBY_VERSION < "3.2" ? nil : "ruby3.3"
     def self.lane_gemfile(gemfile) = LANE ? File.join(File.dirname(gemfile), LANE, "Gemfile") : gemfile
 
     GEMFILE = lane_gemfile(File.join(BENCH, "Gemfile"))
-    # bin/test-ruby3.3 writes the server's own one for 3.3 there.
-    SERVER_GEMFILE = File.join(ROOT, *(LANE ? ["tmp", LANE] : []), "Gemfile")
+    # The server's own one: bin/test-ruby<version> writes it in
+    # tmp/ruby<version>/, one per lane (the 3.4 lane resolves the newest gems).
+    SERVER_LANE = RUBY_VERSION < "3.2" ? nil : "ruby#{RUBY_VERSION[/\A\d+\.\d+/]}"
+    SERVER_GEMFILE = File.join(ROOT, *(SERVER_LANE ? ["tmp", SERVER_LANE] : []), "Gemfile")
     # The real-app scenarios' bundle (rails, blog): the apps' gems and every server.
     APPS_GEMFILE = lane_gemfile(File.join(APPS, "bundle", "Gemfile"))
     DOCS = File.join(ROOT, "docs", "benchmarks")
