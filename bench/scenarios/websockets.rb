@@ -136,8 +136,9 @@ module Bench
                                "(a real handshake each), taken by the app with a full `rack.hijack` and watched by one reader thread per process"],
                 ["HTTP load", "wrk -c #{record[:settings][:connections].join(',')} GET / for #{m0 && m0[:seconds].round} s alone, " \
                               "then for #{m0 && m0[:hold_s]} s with the sockets held"],
-                ["Broadcast", "after the hold: POST /broadcast (a new connection each) until every open socket has had one, " \
-                              "at most 20 POSTs; each worker broadcasts to its own sockets only"]]
+                ["Broadcast", "after the hold: POST /broadcast, 4 at a time on new connections, until every open socket has had " \
+                              "one, at most 20 POSTs; each worker broadcasts to its own sockets only"],
+                ["Other jobs", other_jobs(record)]]
         table = F.table(["server", "completes", "open time s", "open after hold", "got broadcast", "POSTs (per worker sent)",
                          "req/s alone", "req/s with sockets", "× alone", "p99 ms alone", "p99 ms with sockets", "wrk errors",
                          "PSS before MiB", "PSS with sockets MiB", "**KiB per idle WebSocket**", "threads", "rounds"],
@@ -148,10 +149,21 @@ module Bench
                            F.ms(s[:p99_alone]), F.ms(s[:p99_held]), s[:errors_held], F.mib_kib(s[:pss_before]),
                            F.mib_kib(s[:pss_with]), kib_per_socket(s), s[:threads_with], s[:rounds]]
                         end)
-        [P.title(record, json_name, goal_from: "issue 67, item 3"), P.run_table(record, P.load_rows(record) + head),
+        load = P.load_rows(record).map { |what, value| what == "Threads" ? [what, value.sub(/1 process\z/, "1 and 2 processes")] : [what, value] }
+        [P.title(record, json_name, goal_from: "issue 67, item 3"), P.run_table(record, load + head),
          "## Results\n\n#{table}", notes, P.failures(record),
          P.commands(record, record[:measurements].reject { |m| m[:failed] }.flat_map { |m| [m[:wrk], m[:holder]] }.compact)]
           .compact.join("\n\n") << "\n"
+      end
+
+      # The cores other work on the machine took while wrk measured (the
+      # harness's `other`): this machine is shared.
+      def other_jobs(record)
+        cores = record[:measurements].flat_map { |m| [m.dig(:cpu, :other_cores), m.dig(:under_sockets, :cpu, :other_cores)] }.compact
+        return "not recorded" if cores.empty?
+
+        format("%.2f-%.2f of the %d cores went to other jobs during the wrk runs (the harness's `other`): the machine was " \
+               "shared, so throughput and p99 moved with them", cores.min, cores.max, record[:machine][:nproc])
       end
 
       def notes
@@ -166,8 +178,11 @@ module Bench
             the median of the rounds. It is the server's and the app's cost together: the hijacked socket,
             its Ruby IO and the app's registry entry. The kernel's socket buffers are not in PSS.
           - `× alone`: throughput with the sockets held ÷ throughput without, same start. The machine is
-            shared (2 cores with wrk, the WebSocket client and other jobs): read the ratios, not the
-            absolute figures, and those loosely.
+            shared (2 cores with wrk, the WebSocket client and other jobs, see "Other jobs"), and one round
+            is one pair of runs: a ratio above 1 is that noise, not a gain. Read the ratios loosely and the
+            absolute figures not at all; the counts and the memory are the result.
+          - Memory grows in heap pages and malloc chunks, not per socket: with one round, a figure is good to
+            a few KiB. With 2 processes each worker grows its own heap for its share, so the sum is higher.
           - `POSTs (per worker sent)`: one POST reaches one worker, which writes to its own sockets; the
             client posts until every socket has heard one, so with `-w 2` it takes 2 POSTs or more, and the
             numbers in brackets are the sockets each worker wrote to.
@@ -177,14 +192,24 @@ module Bench
         MD
       end
 
+      # One bar per server in each group (1 process, 2 processes), so a
+      # server keeps its colour.
       def chart(record, rows)
         chart = P.chart(record, "1,000 WebSockets beside HTTP load",
-                        "#{record[:machine][:nproc]} cores shared with wrk and the WebSocket client", y_label: "", x_label: "server")
-        color = ->(n) { Bench::Report::Chart::COLORS[n.split.first] }
-        chart.panel("req/s (wrk) without and with the WebSockets held", groups: ["without", "with 1,000 WebSockets"],
-                    series: rows.map { |n, s| { name: n, color: color.call(n), values: [s[:rps_alone], s[:rps_held]] } })
-        chart.panel("KiB of server PSS per idle WebSocket", groups: ["KiB per idle WebSocket"],
-                    series: rows.map { |n, s| { name: n, color: color.call(n), values: [s[:bytes_per_socket] && (s[:bytes_per_socket] / 1024.0).round(1)] } })
+                        "#{record[:machine][:nproc]} cores shared with wrk, the WebSocket client and other jobs", y_label: "", x_label: "")
+        by_server = rows.group_by { |name, _| name.split.first }
+        group_of = ->(name) { name.include?(" -w ") ? "#{name[/\d+\z/]} processes" : "1 process" }
+        groups = rows.map { |name, _| group_of.call(name) }.uniq
+        pick = ->(list, group) { list.find { |name, _| group_of.call(name) == group }&.last }
+        panel = lambda do |title, &value|
+          chart.panel(title, groups: groups, series: by_server.map do |server, list|
+            { name: server, color: Bench::Report::Chart::COLORS[server], values: groups.map { |g| (s = pick.call(list, g)) && value.call(s) } }
+          end)
+        end
+        panel.call("KiB of server PSS per idle WebSocket") { |s| s[:bytes_per_socket] && (s[:bytes_per_socket] / 1024.0).round(1) }
+        panel.call("req/s with the WebSockets held ÷ req/s alone (shared machine: noisy)") do |s|
+          s[:rps_held] && s[:rps_alone]&.positive? ? (s[:rps_held] / s[:rps_alone]).round(2) : nil
+        end
         chart.render
       end
     end
