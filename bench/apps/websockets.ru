@@ -91,8 +91,9 @@ module WebSockets
   end
 
   # The reader's select(2) holds a reference to every socket it waits on, so
-  # a socket closed meanwhile stays connected until the reader wakes.
-  def wake = @wake.write(".")
+  # a socket closed meanwhile stays connected until the reader wakes. A full
+  # pipe already wakes it.
+  def wake = @wake.write_nonblock(".", exception: false)
 
   # The block under the lock, this process's state made first if the process
   # is new (a fork since the last call).
