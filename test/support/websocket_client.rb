@@ -20,6 +20,7 @@ class WebSocketClient
     @messages = []
     @open = false
     @closed = nil
+    @eof = false
     @error = nil
     @driver = WebSocket::Driver.client(self, protocols: protocols)
     headers.each { |name, value| @driver.set_header(name, value) }
@@ -31,8 +32,13 @@ class WebSocketClient
     pump("the handshake", deadline) { @open }
   end
 
-  # The driver writes frames through this.
-  def write(data) = @socket.write(data)
+  # The driver writes frames through this. Its answer to a server's close
+  # frame may find the connection already ended: nothing to tell then.
+  def write(data)
+    @socket.write(data)
+  rescue Errno::EPIPE, Errno::ECONNRESET
+    nil
+  end
 
   def send_text(text) = @driver.text(text)
 
@@ -53,6 +59,27 @@ class WebSocketClient
 
   def abort = @socket.close
 
+  # Waits until the server ends the connection: its close code when it sent a
+  # close frame, :eof when the connection just ended (the process holding
+  # it exited or closed it without one).
+  def wait_for_end(deadline: HttpClient::DEFAULT_DEADLINE)
+    pump("the end of the connection", deadline) { @closed || @eof }
+    @socket.close
+    @closed ? @closed.code : :eof
+  end
+
+  # Whether the connection is still open: reads what has arrived, without
+  # waiting.
+  def open?
+    until @closed || @eof
+      data = read_available
+      break if data == :wait_readable
+
+      data.nil? ? @eof = true : @driver.parse(data)
+    end
+    !(@closed || @eof)
+  end
+
   private
 
   def pump(what, deadline)
@@ -64,11 +91,20 @@ class WebSocketClient
       raise Failure, "no #{what} within #{deadline}s" if remaining <= 0
       next unless @socket.wait_readable(remaining)
 
-      data = @socket.read_nonblock(16 * 1024, exception: false)
-      raise Failure, "the server closed the connection while waiting for #{what}" if data.nil?
+      data = read_available
+      @eof = true if data.nil?
+      return if @eof && yield
+      raise Failure, "the server closed the connection while waiting for #{what}" if @eof
 
       @driver.parse(data) unless data == :wait_readable
     end
+  end
+
+  # What has arrived; nil once the connection ended (a reset too).
+  def read_available
+    @socket.read_nonblock(16 * 1024, exception: false)
+  rescue Errno::ECONNRESET
+    nil
   end
 
   def clock = Process.clock_gettime(Process::CLOCK_MONOTONIC)

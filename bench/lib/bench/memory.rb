@@ -69,8 +69,11 @@ module Bench
     end
 
     # Sums over a server's whole process tree (root, its descendants, its
-    # group): resident set in KiB, open descriptors, threads.
+    # group): resident set and proportional set (each shared page split
+    # between the processes mapping it, so workers forked from one master are
+    # not counted twice) in KiB, open descriptors, threads.
     def tree_rss_kib(root) = tree_sum(root) { |pid| File.read("/proc/#{pid}/status")[/^VmRSS:\s+(\d+)/, 1].to_i }
+    def tree_pss_kib(root) = tree_sum(root) { |pid| File.read("/proc/#{pid}/smaps_rollup")[/^Pss:\s+(\d+)/, 1].to_i }
     def tree_fds(root) = tree_sum(root) { |pid| Dir.children("/proc/#{pid}/fd").size }
     def tree_threads(root) = tree_sum(root) { |pid| Dir.children("/proc/#{pid}/task").size }
 
