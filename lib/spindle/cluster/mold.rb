@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "message"
+require_relative "../process/handed_sockets"
 
 module Spindle
   module Cluster
@@ -95,6 +96,8 @@ module Spindle
         middle = fork do
           fork do
             @channel.close
+            inherited = HandedSockets.close_inherited
+            @log.info("spindle: closed #{inherited} socket(s) the mold's app had taken over (rack.hijack)") if inherited.positive?
             Worker.new(index: order.index, generation: @generation, channel: order.channel, app: @app,
                        config: @config, log: @log, listeners: @listeners, siblings: @siblings).run
           end

@@ -4,6 +4,7 @@ require_relative "../http/parser"
 require_relative "../http/input"
 require_relative "../http/read_buffer"
 require_relative "../engine/deadlines"
+require_relative "../process/handed_sockets"
 
 module Spindle
   # One client connection: its socket, its read buffer (HTTP::ReadBuffer), the
@@ -141,7 +142,7 @@ module Spindle
     def hand_over
       @outbox.flush
       @hijacked = true
-      @io
+      HandedSockets.add(@io)
     end
 
     def hijacked? = @hijacked
