@@ -18,7 +18,8 @@ class MailboxTest < Minitest::Test
   def setup
     @config = Spindle::Config.new({})
     deadlines = Spindle::Engine::Deadlines.new(@config)
-    @selection = Spindle::Engine::Selection.new([], Spindle::HTTP::ResponseWriter.new, deadlines)
+    @selection = Spindle::Engine::Selection.new([], Spindle::HTTP::ResponseWriter.new, deadlines,
+                                                Spindle::Engine::Connections.new)
     @park = Spindle::Engine::Park.new
     @mailbox = Spindle::Engine::Mailbox.new(@selection, @park)
     @sockets = []
