@@ -107,6 +107,10 @@ module Spindle
       # hybrid: the clients placed on this loop and not gone (LoopShare::Seat#placed).
       def placed = @seat.placed
 
+      # Connections this loop has open now (Connections#count), from any
+      # thread.
+      def open_connections = @connections.count
+
       # Whether this loop's scheduler has missed two of its StallDetector's
       # heartbeats (a quarter of --stall-threshold apart) and finished no
       # request meanwhile: code that does not yield holds it. Also before

@@ -49,16 +49,16 @@ module Spindle
         deadlines = policy.deadlines
         # Every open connection, wherever it is (selection, pool, Park,
         # Mailbox): the reactor thread and the pool threads close them there.
-        connections = Connections.new
-        reader = RequestReader.new(handler, config, deadlines, connections, budget: budget)
-        selection = Selection.new(listeners, handler.writer, deadlines, connections)
+        @connections = Connections.new
+        reader = RequestReader.new(handler, config, deadlines, @connections, budget: budget)
+        selection = Selection.new(listeners, handler.writer, deadlines, @connections)
         @park = Park.new
         mailbox = Mailbox.new(selection, @park)
         work = PoolWork.new(handler: handler, reader: reader, deadlines: deadlines, budget: budget, mailbox: mailbox,
-                            park: @park, connections: connections, log: log)
+                            park: @park, connections: @connections, log: log)
         @pool = pool(config, work, mailbox)
         reactor = Reactor.new(selection, reader, deadlines, @pool, mailbox, alone: config.workers <= 1)
-        @loop = SelectorLoop.new(selection, reactor, connections: connections, handler: handler, config: config,
+        @loop = SelectorLoop.new(selection, reactor, connections: @connections, handler: handler, config: config,
                                                      log: log, tick: Reactor::TICK, policy: policy,
                                                      accept_burst: policy.accept_burst(gated: true), budget: budget,
                                                      siblings: siblings, phase: phase)
@@ -76,6 +76,9 @@ module Spindle
 
       # Complete requests waiting for a pool thread.
       def backlog = @pool.queued
+
+      # Connections open now (Connections#count), from any thread.
+      def open_connections = @connections.count
 
       private
 
