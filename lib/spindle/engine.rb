@@ -9,6 +9,7 @@ module Spindle
   #   phase.drain! # from any thread: stop accepting, finish in-flight requests
   #   engine.stop  # the same, for those that hold only the engine
   #   engine.backlog  # complete requests waiting for a thread (0 where none wait)
+  #   engine.open_connections  # connections open now, every loop's (Engine::Connections#count)
   #   Engine::Threads.multithread?  # => what rack.multithread says
   #   Engine::Threads.sizing(config)  # => what sizes it, for the start-up line ("threads=1:5"; nil: nothing)
   #   Engine::Threads.connection_capacity(config)  # => the most connections one process holds

@@ -29,6 +29,8 @@ class LingeringCloseUnitTest < Minitest::Test
     @deadlines = Spindle::Engine::Deadlines.new(@config)
     @client, server = UNIXSocket.pair
     @conn = Spindle::Connection.new(server, @config, {}, Spindle::Engine::Outbox.new(server, @config))
+    @connections = Spindle::Engine::Connections.new
+    @connections.add(@conn)
   end
 
   def teardown
@@ -97,7 +99,7 @@ class LingeringCloseUnitTest < Minitest::Test
     read_some
     assert_equal :incomplete, @conn.advance
     retired = []
-    Spindle::Engine::Timeouts.expire(@conn, @writer, ->(conn) { retired << conn })
+    Spindle::Engine::Timeouts.expire(@conn, @writer, @connections, ->(conn) { retired << conn })
     assert_equal [@conn], retired
     assert_predicate @conn, :refused?
     assert_match %r{\AHTTP/1.1 408 }, read_from_server
@@ -106,22 +108,25 @@ class LingeringCloseUnitTest < Minitest::Test
   def test_a_lingering_connection_past_its_deadline_is_closed_without_a_408
     serve(REQUEST * 2)
     assert_equal :linger, LingeringClose.start(@conn)
-    Spindle::Engine::Timeouts.expire(@conn, @writer, ->(_conn) { flunk "a lingering connection lingers no more" })
+    Spindle::Engine::Timeouts.expire(@conn, @writer, @connections,
+                                     ->(_conn) { flunk "a lingering connection lingers no more" })
     assert_predicate @conn.io, :closed?
     assert_nil read_from_server
   end
 
   def test_the_selection_watches_a_close_that_lingers_until_it_ends
-    selection = Spindle::Engine::Selection.new([], @writer, @deadlines)
+    selection = Spindle::Engine::Selection.new([], @writer, @deadlines, @connections)
     serve(REQUEST * 2)
     selection.watch(@conn)
     selection.retire(@conn)
     assert_equal 1, selection.size, "a lingering connection counts towards the cap"
+    assert_equal 1, @connections.count, "a lingering connection is open"
 
     @client.close
     selection.select(5) { |conn| selection.linger_on(conn) }
     assert_predicate selection, :empty?
     assert_predicate @conn.io, :closed?
+    assert_equal 0, @connections.count
   ensure
     selection&.close
   end

@@ -18,7 +18,8 @@ class MailboxTest < Minitest::Test
   def setup
     @config = Spindle::Config.new({})
     deadlines = Spindle::Engine::Deadlines.new(@config)
-    @selection = Spindle::Engine::Selection.new([], Spindle::HTTP::ResponseWriter.new, deadlines)
+    @selection = Spindle::Engine::Selection.new([], Spindle::HTTP::ResponseWriter.new, deadlines,
+                                                Spindle::Engine::Connections.new)
     @park = Spindle::Engine::Park.new
     @mailbox = Spindle::Engine::Mailbox.new(@selection, @park)
     @sockets = []
@@ -30,7 +31,7 @@ class MailboxTest < Minitest::Test
     @sockets.each(&:close)
   end
 
-  # Posted connections count towards --max-connections until taken.
+  # Posted connections are counted until the reactor takes them.
   def test_size_counts_connections_posted_and_not_taken
     Thread.new { @mailbox.post(connection, :keep_alive); @mailbox.post(connection, :close) }.join
     assert_equal 2, @mailbox.size

@@ -22,7 +22,7 @@ class ReactorCapTest < Minitest::Test
     @config = Spindle::Config.new({})
     @policy = Spindle::Engine::ConnectionPolicy.new(@config)
     @deadlines = Spindle::Engine::Deadlines.new(@config)
-    @selection = Spindle::Engine::Selection.new([], nil, @deadlines)
+    @selection = Spindle::Engine::Selection.new([], nil, @deadlines, Spindle::Engine::Connections.new)
     @park = Spindle::Engine::Park.new
     @reactor = Spindle::Engine::Reactor.new(@selection, nil, @deadlines, nil,
                                             Spindle::Engine::Mailbox.new(@selection, @park), alone: true)

@@ -37,7 +37,9 @@ class RequestReaderTest < Minitest::Test
     log = Spindle::Log.new(out: StringIO.new, err: StringIO.new, quiet: true)
     handler = Spindle::Handler.new(->(_env) { [200, {}, []] }, config, log, multithread: false)
     @conn = CountedConnection.new(server, config, {}, Spindle::Engine::Outbox.new(server, config))
-    @reader = Spindle::Engine::RequestReader.new(handler, config, Spindle::Engine::Deadlines.new(config))
+    connections = Spindle::Engine::Connections.new
+    connections.add(@conn)
+    @reader = Spindle::Engine::RequestReader.new(handler, config, Spindle::Engine::Deadlines.new(config), connections)
   end
 
   def teardown

@@ -11,7 +11,8 @@ require "spindle/engine/selection"
 # failed the worker (a mold-to-be draining for a refork exited with 1).
 class SelectionWakeupTest < Minitest::Test
   def test_wakeup_after_close_is_a_no_op
-    selection = Spindle::Engine::Selection.new([], nil, Spindle::Engine::Deadlines.new(Spindle::Config.new({})))
+    selection = Spindle::Engine::Selection.new([], nil, Spindle::Engine::Deadlines.new(Spindle::Config.new({})),
+                                               Spindle::Engine::Connections.new)
     selection.wakeup
     selection.close
 

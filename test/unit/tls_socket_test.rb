@@ -141,7 +141,8 @@ class TlsWantsWriteTest < Minitest::Test
     require "spindle/request/connection"
     config = Spindle::Config.new({})
     conn = Spindle::Connection.new(@server, config, {}, Spindle::Engine::Outbox.new(@server, config), tls: true)
-    selection = Spindle::Engine::Selection.new([], nil, Spindle::Engine::Deadlines.new(config))
+    selection = Spindle::Engine::Selection.new([], nil, Spindle::Engine::Deadlines.new(config),
+                                               Spindle::Engine::Connections.new)
     selection.watch(conn)
     assert_equal :wait, conn.read_nonblock until @server.wants_write?
     selection.follow_tls(conn)

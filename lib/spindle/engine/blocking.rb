@@ -4,6 +4,7 @@ require_relative "selector_loop"
 require_relative "in_place"
 require_relative "request_reader"
 require_relative "deadlines"
+require_relative "connections"
 require_relative "output_budget"
 require_relative "../ops/cpu_affinity"
 require_relative "../process/phase"
@@ -37,12 +38,14 @@ module Spindle
         @phase = phase
         policy = ConnectionPolicy.new(config)
         deadlines = policy.deadlines
-        selection = Selection.new(listeners, handler.writer, deadlines)
+        @connections = Connections.new # every open connection; the selection and the reader close them
+        selection = Selection.new(listeners, handler.writer, deadlines, @connections)
         budget = OutputBudget.for(config, log) # the process's: passed on from here
-        reader = RequestReader.new(handler, config, deadlines, budget: budget)
+        reader = RequestReader.new(handler, config, deadlines, @connections, budget: budget)
         strategy = InPlace.new(selection, reader, deadlines, handler: handler, budget: budget, log: log, phase: phase)
-        @loop = SelectorLoop.new(selection, strategy, handler: handler, config: config, log: log, tick: TICK,
-                                                      policy: policy, accept_burst: policy.accept_burst, budget: budget,
+        @loop = SelectorLoop.new(selection, strategy, connections: @connections, handler: handler, config: config,
+                                                      log: log, tick: TICK, policy: policy,
+                                                      accept_burst: policy.accept_burst, budget: budget,
                                                       siblings: siblings, phase: phase)
         phase.on_change { @loop.wake if phase.draining? }
       end
@@ -55,6 +58,9 @@ module Spindle
 
       # Requests wait for nothing but this thread: none queue.
       def backlog = 0
+
+      # Connections open now (Connections#count), from any thread.
+      def open_connections = @connections.count
     end
   end
 end

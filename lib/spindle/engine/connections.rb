@@ -4,11 +4,24 @@ require_relative "lingering_close"
 
 module Spindle
   module Engine
-    # The one way an engine closes a connection: #retire, with the reason,
-    # from whatever holds it. Each reason to close is named here once, and
-    # what it means for the client (a close that lingers or one at once) is
-    # decided here once, for both engine families. It holds no connection
-    # itself: they are in their holders' tables, as below.
+    # Every connection a serving loop has open, and the one way one leaves
+    # it: #retire (or #close), with the reason. Whatever holds a connection
+    # meanwhile (the selector engines' Selection, the threads engine's pool
+    # threads, Park and Mailbox, a FiberLoop's fiber) holds it for this
+    # object, which counts it from its accept (#add) to its close. So who
+    # closes a connection, and why, is asked here alone: each reason to
+    # close is named here once, and what it means for the client (a close
+    # that lingers or one at once) is decided here once, for both engine
+    # families. A connection leaves once: a second #retire or #close finds
+    # it gone and does nothing, and one the app took over (rack.hijack,
+    # #release) is neither counted nor closed any more.
+    #
+    # One per loop: the blocking and threads engines' SelectorLoop, each
+    # FiberLoop (one for fibers, one per hybrid loop, on that loop's
+    # thread: the loop's cap and drain are its own). The threads engine's
+    # pool threads and its reactor thread share theirs; a Mutex guards the
+    # table's changes, twice in a connection's life (its add and its close),
+    # never per request. #count reads without it.
     #
     # A reason says whether the client may still be sending, and so how the
     # connection ends:
@@ -42,23 +55,43 @@ module Spindle
     #   linger(conn)  conn's close lingers: the holder drops its input until
     #                 LingeringClose says :close or its deadline passes
     #
-    # The selector engines' Selection holds them in epoll, a threads pool
-    # thread hands them to the reactor (its Mailbox), a FiberLoop keeps them
-    # in the connection's own fiber.
-    module Connections
+    # The connection stays here (open, counted) while its output goes out
+    # and while its close lingers.
+    class Connections
       LINGERING = { done: true, refused: true }.freeze
       AT_ONCE = %i[deadline idle_draining evicted no_fds write_failed client_closed bad_proxy_header failed
                    stopped].freeze
       REASONS = (LINGERING.keys + AT_ONCE).freeze
 
-      module_function
-
       # The client may still be sending when a connection closes for reason.
-      def lingers?(reason) = LINGERING.key?(reason)
+      def self.lingers?(reason) = LINGERING.key?(reason)
+
+      def initialize
+        @open = {}.compare_by_identity # Connection => true
+        @lock = Thread::Mutex.new
+      end
+
+      # conn was accepted: it is the loop's from here until it leaves.
+      # Returns conn.
+      def add(conn)
+        @lock.synchronize { @open[conn] = true }
+        conn
+      end
+
+      # Open connections, whoever holds them. Read without the lock: one a
+      # thread adds or closes meanwhile may be counted or not.
+      def count = @open.size
+      def empty? = @open.empty?
+      def include?(conn) = @open.key?(conn)
+
+      # A copy: the table may change while it is looked over.
+      def to_a = @lock.synchronize { @open.keys }
+      def each(&) = to_a.each(&)
 
       # Ends conn for reason, held by holder (see above). False: conn reads
-      # no request any more.
+      # no request any more. Nothing once conn has left.
       def retire(conn, reason, holder)
+        return false unless @open.key?(conn)
         return close(conn, reason) unless LINGERING.key?(reason)
         return false if conn.outbox.pending? && !holder.owe(conn)
         return close(conn, reason) unless conn.lingering? || LingeringClose.start(conn) == :linger
@@ -67,13 +100,32 @@ module Spindle
         false
       end
 
-      # Closes conn now: every connection (or accepted socket) an engine
-      # closes is closed here, and reason names why (see above). False, as
-      # #retire.
+      # Closes conn now: every connection a loop closes is closed here, and
+      # reason names why (see above). Nothing once conn has left: whoever
+      # took it from the table closes it. False, as #retire.
       def close(conn, _reason)
-        conn.close
+        conn.close if take(conn)
         false
       end
+
+      # The app took conn's socket over (rack.hijack, full or partial): the
+      # loop no longer counts it, and never closes it.
+      def release(conn)
+        take(conn)
+        nil
+      end
+
+      # Closes an accepted socket that never became a connection (its fiber
+      # did not start, or a drain found it in a hybrid loop's Inbox).
+      def discard(socket, _reason)
+        socket.close
+        false
+      end
+
+      private
+
+      # True for the one caller that takes conn out.
+      def take(conn) = @lock.synchronize { @open.delete(conn) }
     end
   end
 end

@@ -21,11 +21,12 @@ module Spindle
     class DeadlineSweeper
       INTERVAL = 0.25
 
-      # connections: Connection => the Async::Task serving it; writer: what
-      # words a 408; retire: what takes a connection once its 408 is written
-      # (its close lingers: FiberLoop#retire_apart); phase: the process's
-      # Phase.
-      def initialize(connections, deadlines, writer, retire = nil, phase: Phase.new)
+      # tasks: Connection => the Async::Task serving it; writer: what words
+      # a 408; retire: what takes a connection once its 408 is written (its
+      # close lingers: FiberLoop#retire_apart); connections: the loop's
+      # Connections, which closes the others; phase: the process's Phase.
+      def initialize(tasks, deadlines, writer, retire = nil, connections:, phase: Phase.new)
+        @tasks = tasks
         @connections = connections
         @deadlines = deadlines
         @writer = writer
@@ -52,7 +53,7 @@ module Spindle
       def late(now)
         draining = @phase.draining?
         found = []
-        @connections.each do |conn, task|
+        @tasks.each do |conn, task|
           next unless conn.waiting_for_client?
 
           found << [conn, task] if @deadlines.expired?(conn, now, draining)
@@ -61,7 +62,7 @@ module Spindle
       end
 
       def expire(conn, task)
-        Timeouts.stop_and_expire(conn, task, @writer, @retire)
+        Timeouts.stop_and_expire(conn, task, @writer, @connections, @retire)
       end
     end
   end

@@ -18,11 +18,13 @@ module Spindle
     # close, it waits, looking again every ConnectionPolicy::FULL_RECHECK,
     # and new clients wait in the kernel's backlog.
     class FiberAdmission
-      # connections: Connection => the Async::Task serving it (the loop's own).
+      # tasks: Connection => the Async::Task serving it (the loop's own).
+      # connections: the loop's Connections, which closes those evicted.
       # policy: the ConnectionPolicy; budget: the process's OutputBudget;
       # share: hybrid's LoopShare (nil: a loop alone); siblings: a cluster
       # worker's SiblingShare (nil: none).
-      def initialize(connections, handler, policy:, budget:, share: nil, siblings: nil)
+      def initialize(tasks, handler, connections:, policy:, budget:, share: nil, siblings: nil)
+        @tasks = tasks
         @connections = connections
         @policy = policy
         @share = share
@@ -31,7 +33,7 @@ module Spindle
         @own = 0 # clients this loop took
         @others_stalled_at = nil # the others' count when they took none while this loop waited
         @handler = handler
-        @max = share ? share.cap(connections, policy.cap) : policy.cap
+        @max = share ? share.cap(tasks, policy.cap) : policy.cap
         @budget = budget
       end
 
@@ -47,8 +49,8 @@ module Spindle
         defer_to_siblings(pending.call) if @deference
         loop do
           @budget.wait_for_room
-          held = @connections.size + pending.call
-          victims = @policy.room(held, @connections.each_key, @max, &:waiting_for_client?)
+          held = @tasks.size + pending.call
+          victims = @policy.room(held, @tasks.each_key, @max, &:waiting_for_client?)
           return victims if victims
 
           sleep ConnectionPolicy::FULL_RECHECK
@@ -65,8 +67,8 @@ module Spindle
         count_accepted if @share
         @siblings&.accepted!
         @policy.evict(victims) do |conn|
-          task = @connections[conn]
-          Timeouts.stop_and_close(conn, task, :evicted) if task && conn.waiting_for_client?
+          task = @tasks[conn]
+          Timeouts.stop_and_close(conn, task, @connections, :evicted) if task && conn.waiting_for_client?
         end
       end
 
@@ -77,20 +79,20 @@ module Spindle
       # none during its last wait and none since, and the ones behind were
       # busy running Ruby then (LoopShare#behind_busy?).
       def defer_to_other_loops
-        return unless @share.ahead?(@connections)
+        return unless @share.ahead?(@tasks)
 
         others = @share.accepted - @own
         return if others == @others_stalled_at
 
         sleep LoopShare::OTHERS_FIRST
-        stalled = @share.accepted - @own == others && @share.behind_busy?(@connections)
+        stalled = @share.accepted - @own == others && @share.behind_busy?(@tasks)
         @others_stalled_at = stalled ? others : nil
       end
 
       # In a cluster: while this worker is ahead of a sibling (SiblingShare),
       # it leaves the next client to it for OTHERS_FIRST.
       def defer_to_siblings(pending)
-        held = @share ? @share.held : @connections.size + pending
+        held = @share ? @share.held : @tasks.size + pending
         sleep SiblingShare::OTHERS_FIRST if @deference.defer?(held)
       end
 

@@ -43,8 +43,13 @@ module Spindle
     # until someone waits on it, so a long-lived loop kept every finished
     # connection's task, and its memory grew with every connection served
     # (PERFORMANCE.md, "The figures behind lib/'s comments"). The drain
-    # waits on @connections instead, which holds
+    # waits on @tasks instead, which holds
     # exactly the live ones.
+    #
+    # Each loop has its own Connections (hybrid's too: its connections are
+    # touched on its own thread alone), which counts every connection the
+    # loop has open and closes each with its reason; @tasks holds the fiber
+    # serving each.
     class FiberLoop
       # share: hybrid's LoopShare, for the loops of one process on the same
       # listeners; nil for a loop alone. siblings: a cluster worker's
@@ -61,11 +66,12 @@ module Spindle
         @log = log
         @policy = ConnectionPolicy.new(config)
         @deadlines = @policy.deadlines
-        @reader = RequestReader.new(handler, config, @deadlines, budget: budget)
-        @connections = {}.compare_by_identity # Connection => its Async::Task
+        @connections = Connections.new
+        @reader = RequestReader.new(handler, config, @deadlines, @connections, budget: budget)
+        @tasks = {}.compare_by_identity # Connection => its Async::Task
         @share = share
         @inbox = Inbox.new if share # clients the other loops accepted for this one
-        @seat = share&.join(@connections, inbox: @inbox, held: method(:held?)) # hybrid: this loop's LoopShare::Seat
+        @seat = share&.join(@tasks, inbox: @inbox, held: method(:held?)) # hybrid: this loop's LoopShare::Seat
         @served_at = 0.0 # when this loop last finished a request (hybrid)
         @detector = nil
         @siblings = siblings
@@ -76,13 +82,13 @@ module Spindle
       end
 
       def run
-        @share&.running(@connections)
+        @share&.running(@tasks)
         Sync do |task|
           @connection_ended = Async::Condition.new
           @root = task
           @detector = StallDetector.new(@log, @config.stall_threshold).start(task)
-          sweeper = DeadlineSweeper.new(@connections, @deadlines, @handler.writer, method(:retire_apart),
-                                        phase: @phase).start(task)
+          sweeper = DeadlineSweeper.new(@tasks, @deadlines, @handler.writer, method(:retire_apart),
+                                        connections: @connections, phase: @phase).start(task)
           acceptors = @listeners.map { |listener| task.async { accept_loop(listener) } }
           acceptors << task.async { @inbox.each { |socket, listener| start(socket, listener) } } if @inbox
           wait_for_drain
@@ -101,6 +107,10 @@ module Spindle
       # hybrid: the clients placed on this loop and not gone (LoopShare::Seat#placed).
       def placed = @seat.placed
 
+      # Connections this loop has open now (Connections#count), from any
+      # thread.
+      def open_connections = @connections.count
+
       # Whether this loop's scheduler has missed two of its StallDetector's
       # heartbeats (a quarter of --stall-threshold apart) and finished no
       # request meanwhile: code that does not yield holds it. Also before
@@ -115,8 +125,8 @@ module Spindle
       private
 
       def accept_loop(listener)
-        admission = FiberAdmission.new(@connections, @handler, policy: @policy, budget: @budget, share: @share,
-                                                               siblings: @siblings)
+        admission = FiberAdmission.new(@tasks, @handler, connections: @connections, policy: @policy, budget: @budget,
+                                                         share: @share, siblings: @siblings)
         loop do
           listener.io.wait_readable
           @accept_burst.times do
@@ -169,7 +179,7 @@ module Spindle
         @root.async { |task| serve(socket, listener, task) }
       rescue StandardError => e
         @log.exception(e, "connection not started")
-        Connections.close(socket, :failed)
+        @connections.discard(socket, :failed)
         @share&.release(@seat)
         @connection_ended.signal # a drain may be waiting for it
       end
@@ -185,14 +195,14 @@ module Spindle
       end
 
       def serve(socket, listener, task)
-        conn = @handler.open_connection(socket, listener, Outbox.new(socket, @config, @budget))
-        @connections[conn] = task
+        conn = @connections.add(@handler.open_connection(socket, listener, Outbox.new(socket, @config, @budget)))
+        @tasks[conn] = task
         serve_requests(conn)
       rescue StandardError => e
         @log.exception(e, "connection failed")
-        Connections.close(conn, :failed) if conn
+        @connections.close(conn, :failed) if conn
       ensure
-        @connections.delete(conn)
+        @tasks.delete(conn)
         @share&.release(@seat)
         publish_held
         @connection_ended.signal
@@ -201,7 +211,7 @@ module Spindle
       # The connections this process holds, for its siblings (SiblingShare):
       # under hybrid, every loop's.
       def publish_held
-        @siblings.held = @share ? @share.held : @connections.size + @starting if @siblings
+        @siblings.held = @share ? @share.held : @tasks.size + @starting if @siblings
       end
 
       def serve_requests(conn)
@@ -210,10 +220,10 @@ module Spindle
         while state == :complete
           outcome = @handler.serve(conn)
           @served_at = Process.clock_gettime(Process::CLOCK_MONOTONIC) if @inbox
-          return if outcome == :hijacked
+          return @connections.release(conn) if outcome == :hijacked
           return retire(conn, :done) unless outcome == :keep_alive
           # This fiber writes what a slow reader has not taken yet (Outbox#finish).
-          return Connections.close(conn, :write_failed) unless conn.outbox.finish
+          return @connections.close(conn, :write_failed) unless conn.outbox.finish
 
           turns = conn.buffered? ? turns + 1 : 0 # not buffered: read_next yields first
           if turns == ConnectionPolicy::TURNS # a pipelining client: the other fibers run
@@ -229,16 +239,16 @@ module Spindle
       # (Connections#retire, with this loop as the holder: #owe, #linger).
       # A stop at one of its waits (Async::Stop) closes conn too.
       def retire(conn, reason)
-        Connections.retire(conn, reason, self)
+        @connections.retire(conn, reason, self)
       ensure
-        Connections.close(conn, :stopped) # closed already, but when a stop came mid-way
+        @connections.close(conn, :stopped) # closed already (nothing then), but when a stop came mid-way
       end
 
       public
 
       # Connections#retire's holder, in conn's own fiber: its responses go
       # out (Outbox#finish) before it closes. False when the client is gone.
-      def owe(conn) = conn.outbox.finish || Connections.close(conn, :write_failed)
+      def owe(conn) = conn.outbox.finish || @connections.close(conn, :write_failed)
 
       # Connections#retire's holder, in conn's own fiber: its close lingers
       # while the client may still be sending (LingeringClose), this fiber
@@ -247,7 +257,7 @@ module Spindle
       # sweeper has stopped.
       def linger(conn)
         nil while LingeringClose.wait(conn) && LingeringClose.drain(conn) == :linger
-        Connections.close(conn, :done)
+        @connections.close(conn, :done)
       end
 
       private
@@ -258,10 +268,10 @@ module Spindle
       # for it (within the linger's bounds).
       def retire_apart(conn)
         @root.async do |task|
-          @connections[conn] = task
+          @tasks[conn] = task
           retire(conn, :refused)
         ensure
-          @connections.delete(conn)
+          @tasks.delete(conn)
           @connection_ended.signal
         end
       end
@@ -277,13 +287,13 @@ module Spindle
 
       # Stop accepting, and let the requests in flight finish (the server
       # bounds how long); the sweeper closes connections idle between
-      # requests, as the Phase is draining. A connection is in @connections from its task's first step (no
+      # requests, as the Phase is draining. A connection is in @tasks from its task's first step (no
       # wait comes before), and counted in @starting while queued before it
       # (#start), so none can be missed.
       def drain(acceptors)
         acceptors.each(&:stop)
-        @inbox&.close&.each { |socket| Connections.close(socket, :stopped) }
-        @connection_ended.wait until @connections.empty? && @starting.zero?
+        @inbox&.close&.each { |socket| @connections.discard(socket, :stopped) }
+        @connection_ended.wait until @tasks.empty? && @starting.zero?
       end
     end
   end

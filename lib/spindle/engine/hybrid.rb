@@ -105,6 +105,7 @@ module Spindle
 
       def stop = @phase.drain! # as Blocking#stop
       def backlog = 0 # a request runs in its connection's fiber at once
+      def open_connections = @loops.sum(&:open_connections) # from any thread: each loop's own
     end
   end
 end

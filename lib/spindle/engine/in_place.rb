@@ -1,7 +1,6 @@
 # frozen_string_literal: true
 
 require_relative "connection_policy"
-require_relative "connections"
 
 module Spindle
   module Engine
@@ -45,7 +44,7 @@ module Spindle
           return next_turn(conn) if (turns += 1) > ConnectionPolicy::TURNS
 
           outcome = @handler.serve(conn)
-          return @selection.forget(conn) if outcome == :hijacked
+          return @selection.release(conn) if outcome == :hijacked
           return finish_output(conn, outcome) if conn.outbox.pending?
           return @selection.retire(conn, :done) if outcome == :close
           break unless conn.buffered? # nothing more yet: the selector will say when
@@ -67,7 +66,6 @@ module Spindle
 
       def accept? = true
       def idle? = @set_aside.empty?
-      def away = @set_aside.size
 
       # A descriptor is freed at once: this engine holds idle connections only
       # as spare, and a single thread has no other way to make progress.
@@ -77,7 +75,7 @@ module Spindle
         false
       end
 
-      def close = @set_aside.each { |conn| Connections.close(conn, :stopped) }
+      def close = @set_aside.each { |conn| @selection.drop(conn, :stopped) }
 
       # Those set aside hold complete requests: none of them is idle.
       def make_room = false

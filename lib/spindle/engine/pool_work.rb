@@ -1,7 +1,6 @@
 # frozen_string_literal: true
 
 require_relative "connection_policy"
-require_relative "connections"
 require_relative "thread_pool"
 
 module Spindle
@@ -31,8 +30,11 @@ module Spindle
       # then costs no thread handoffs at all.
       FAST_KEEPALIVE = 0.005
 
-      def initialize(handler:, reader:, deadlines:, budget:, mailbox:, park:, log:)
+      # connections: the engine's Connections, which closes what ends here
+      # (and forgets what the app takes over).
+      def initialize(handler:, reader:, deadlines:, budget:, mailbox:, park:, connections:, log:)
         @handler = handler
+        @connections = connections
         @reader = reader
         @deadlines = deadlines
         @budget = budget
@@ -57,7 +59,7 @@ module Spindle
           @budget.wait_for_room
           outcome = @handler.serve(conn)
           turns.served
-          return if outcome == :hijacked
+          return @connections.release(conn) if outcome == :hijacked
           return post(conn, outcome) if conn.outbox.pending? # the reactor writes the rest
           return retire(conn, :done) if outcome == :close
           return between_requests(conn) unless (came = next_request(conn, pool))
@@ -71,7 +73,7 @@ module Spindle
         retire(conn, :refused)
       rescue StandardError => e
         @log.exception(e, "connection failed")
-        Connections.close(conn, :failed)
+        @connections.close(conn, :failed)
         nil
       end
 
@@ -112,7 +114,7 @@ module Spindle
       # watches it until it is done, and no pool thread waits on it. So
       # does a response whose end the client has not taken yet.
       def retire(conn, reason)
-        Connections.retire(conn, reason, @mailbox)
+        @connections.retire(conn, reason, @mailbox)
         nil
       end
 

@@ -1,7 +1,6 @@
 # frozen_string_literal: true
 
 require_relative "timeouts"
-require_relative "connections"
 
 module Spindle
   module Engine
@@ -72,7 +71,7 @@ module Spindle
         @mailbox.take do |conn, outcome|
           next @selection.watch_output(conn, outcome) if conn.outbox.pending?
           next @selection.retire(conn, :done) if outcome == :close # its close lingers (PoolWork#retire)
-          next Connections.close(conn, :idle_draining) if stopping && @deadlines.closable_when_draining?(conn)
+          next @selection.drop(conn, :idle_draining) if stopping && @deadlines.closable_when_draining?(conn)
 
           @selection.watch(conn)
           readable(conn) if conn.buffered? # a pipelined request already read
@@ -88,18 +87,13 @@ module Spindle
       end
 
       def idle? = @mailbox.empty? && @pool.idle? && @mailbox.parked.zero?
-      # Connections away from the selection: queued for the pool, held by a
-      # busy pool thread (one each), posted back and not taken yet, or
-      # parked. Read without locks: a stale count errs by a connection for
-      # one turn.
-      def away = @pool.queued + @pool.busy + @mailbox.size + @mailbox.parked
 
       # Pause accepting (SelectorLoop backs off): the connections we have
       # keep being served, and their closing frees descriptors.
       def out_of_descriptors(_selection, _error) = true
 
       # The loop ends: what is still parked (a stop took them all already).
-      def close = @mailbox.recall_all_and_close { |conn| Connections.close(conn, :stopped) }
+      def close = @mailbox.recall_all_and_close { |conn| @selection.drop(conn, :stopped) }
 
       # At the cap with no idle connection in the selection: the parked ones
       # are idle too, so all come back now and the selection closes the
@@ -131,7 +125,7 @@ module Spindle
       end
 
       def take_back(conn, stopping)
-        return Connections.close(conn, :idle_draining) if stopping && @deadlines.closable_when_draining?(conn)
+        return @selection.drop(conn, :idle_draining) if stopping && @deadlines.closable_when_draining?(conn)
 
         @selection.adopt(conn)
       end

@@ -13,11 +13,13 @@ module Spindle
     # #poll never waits (the blocking engine and the reactor, which wait in a
     # selector instead).
     class RequestReader
-      # deadlines: the engine's Deadlines, renewed before each wait; budget:
-      # the process's OutputBudget (the engine's).
-      def initialize(handler, config, deadlines, budget: OutputBudget.for(config))
+      # deadlines: the engine's Deadlines, renewed before each wait;
+      # connections: the loop's Connections, which closes what ends here;
+      # budget: the process's OutputBudget (the engine's).
+      def initialize(handler, config, deadlines, connections, budget: OutputBudget.for(config))
         @handler = handler
         @deadlines = deadlines
+        @connections = connections
         @budget = budget
       end
 
@@ -75,7 +77,7 @@ module Spindle
       private
 
       def close(conn, reason)
-        Connections.close(conn, reason)
+        @connections.close(conn, reason)
         :closed
       end
     end

@@ -18,11 +18,13 @@ module Spindle
     # waits on the client, and then acts on the response's outcome (the
     # Handler's): :keep_alive watches for the next request, :close closes.
     class Selection
-      # writer: what words a 408 (Timeouts.expire); deadlines: Deadlines.
-      def initialize(listeners, writer, deadlines)
+      # writer: what words a 408 (Timeouts.expire); deadlines: Deadlines;
+      # connections: the loop's Connections, which closes what this drops.
+      def initialize(listeners, writer, deadlines, connections)
         @listeners = listeners
         @writer = writer
         @deadlines = deadlines
+        @connections = connections
         @selector = NIO::Selector.new
         @conns = {}.compare_by_identity # socket => Connection
         @outcomes = {}.compare_by_identity # Connection => the outcome of the response it is writing
@@ -101,7 +103,7 @@ module Spindle
       # it) is only watched. False: conn reads no request.
       def retire(conn, reason = :done)
         forget(conn)
-        Connections.retire(conn, reason, self)
+        @connections.retire(conn, reason, self)
       end
 
       # Connections#retire's holder: the rest of the output is written
@@ -148,10 +150,18 @@ module Spindle
         wants_write ? @tls_writing[conn] = true : @tls_writing.delete(conn)
       end
 
-      # Closes conn at once for reason (Connections::AT_ONCE).
+      # Closes conn at once for reason (Connections::AT_ONCE), whether or
+      # not it is watched.
       def drop(conn, reason)
         forget(conn)
-        Connections.close(conn, reason)
+        @connections.close(conn, reason)
+      end
+
+      # The app took conn's socket (rack.hijack): neither watched nor
+      # counted any more (Connections#release).
+      def release(conn)
+        forget(conn)
+        @connections.release(conn)
       end
 
       # Deadlines are whole seconds apart: look for missed ones at most this
@@ -169,7 +179,7 @@ module Spindle
           next unless @deadlines.expired?(conn, now, draining)
 
           forget(conn)
-          Timeouts.expire(conn, @writer, @retire)
+          Timeouts.expire(conn, @writer, @connections, @retire)
         end
       end
 
@@ -194,7 +204,7 @@ module Spindle
       end
 
       def close
-        @conns.each_value { |conn| Connections.close(conn, :stopped) }
+        @conns.each_value { |conn| @connections.close(conn, :stopped) }
         @conns.clear
         @selector.close
       end

@@ -22,8 +22,6 @@ module Spindle
     #   between_turns(stopping)  # after each select: work handed back, set aside
     #   accept?             # may a new connection come in (the strategy's own reasons)
     #   idle?               # nothing of its own in hand (for the end of a drain)
-    #   away                # open connections it holds outside the selection
-    #                       # (they count towards --max-connections too)
     #   out_of_descriptors(selection, error)  # accept failed with EMFILE/ENFILE: true to pause accepting
     #   make_room           # at the cap with none idle in the selection: bring idle
     #                       # connections held away into it; true when it did
@@ -47,15 +45,18 @@ module Spindle
     # every turn, and one ahead of a sibling pauses accepting while the
     # sibling takes the client (SiblingShare); a single process never pauses.
     class SelectorLoop
-      # tick: the longest select; policy: the ConnectionPolicy; accept_burst:
+      # connections: the loop's Connections, where each accepted connection
+      # is counted (its selection and strategy close them there); tick: the
+      # longest select; policy: the ConnectionPolicy; accept_burst:
       # connections accepted per readable listener before looking at the
       # others (the policy's, for this engine); siblings: a cluster worker's
       # SiblingShare (nil: none); budget: the process's OutputBudget; phase: the process's Phase: the loop stops
       # accepting and drains once it is draining (#wake, on its change).
-      def initialize(selection, strategy, handler:, config:, log:, tick:, policy:, accept_burst:, siblings:,
-                     budget: OutputBudget.for(config, log), phase: Phase.new)
+      def initialize(selection, strategy, connections:, handler:, config:, log:, tick:, policy:, accept_burst:,
+                     siblings:, budget: OutputBudget.for(config, log), phase: Phase.new)
         @selection = selection
         @strategy = strategy
+        @connections = connections
         @handler = handler
         @config = config
         @log = log
@@ -105,7 +106,8 @@ module Spindle
 
           socket = listener.accept_nonblock or return
           @policy.evict(victims) { |conn| @selection.drop(conn, :evicted) }
-          @selection.watch(@handler.open_connection(socket, listener, Outbox.new(socket, @config, @budget)))
+          conn = @handler.open_connection(socket, listener, Outbox.new(socket, @config, @budget))
+          @selection.watch(@connections.add(conn))
           @siblings&.accepted!(held)
         end
       rescue Listener::Exhausted => e
@@ -155,9 +157,9 @@ module Spindle
       end
 
       # The connections to close so one more fits (ConnectionPolicy#room),
-      # counting those away from the selection (in the pool, being served):
-      # counting only the selection let the threads engine pass the cap by a
-      # pool's worth. When none in the selection may go, the strategy brings
+      # counting those away from the selection too (#held): counting only
+      # the selection let the threads engine pass the cap by a pool's
+      # worth. When none in the selection may go, the strategy brings
       # back the idle ones it holds away (make_room), and they are looked at
       # too. nil when none may go: #full? then holds for FULL_RECHECK.
       def room
@@ -171,8 +173,9 @@ module Spindle
       # clients wait in the backlog, unread.
       def full? = held >= @policy.cap && Timeouts.now < @full_until
 
-      # Open connections: in the selection, or away from it.
-      def held = @selection.size + @strategy.away
+      # Open connections: in the selection, or away from it (set aside,
+      # queued for the pool, in a pool thread, posted back, parked).
+      def held = @connections.count
 
       # Listeners watched stay watched until #accept finds it may not accept
       # (a readable listener while accept? is false is unwatched there) or the

@@ -9,6 +9,7 @@ require_relative "park"
 require_relative "turns"
 require_relative "request_reader"
 require_relative "deadlines"
+require_relative "connections"
 require_relative "output_budget"
 require_relative "../ops/cpu_affinity"
 require_relative "../process/phase"
@@ -46,17 +47,20 @@ module Spindle
         budget = OutputBudget.for(config, log) # the process's: passed on from here
         policy = ConnectionPolicy.new(config)
         deadlines = policy.deadlines
-        reader = RequestReader.new(handler, config, deadlines, budget: budget)
-        selection = Selection.new(listeners, handler.writer, deadlines)
+        # Every open connection, wherever it is (selection, pool, Park,
+        # Mailbox): the reactor thread and the pool threads close them there.
+        @connections = Connections.new
+        reader = RequestReader.new(handler, config, deadlines, @connections, budget: budget)
+        selection = Selection.new(listeners, handler.writer, deadlines, @connections)
         @park = Park.new
         mailbox = Mailbox.new(selection, @park)
         work = PoolWork.new(handler: handler, reader: reader, deadlines: deadlines, budget: budget, mailbox: mailbox,
-                            park: @park, log: log)
+                            park: @park, connections: @connections, log: log)
         @pool = pool(config, work, mailbox)
         reactor = Reactor.new(selection, reader, deadlines, @pool, mailbox, alone: config.workers <= 1)
-        @loop = SelectorLoop.new(selection, reactor, handler: handler, config: config, log: log, tick: Reactor::TICK,
-                                                     policy: policy, accept_burst: policy.accept_burst(gated: true),
-                                                     budget: budget,
+        @loop = SelectorLoop.new(selection, reactor, connections: @connections, handler: handler, config: config,
+                                                     log: log, tick: Reactor::TICK, policy: policy,
+                                                     accept_burst: policy.accept_burst(gated: true), budget: budget,
                                                      siblings: siblings, phase: phase)
         phase.on_change { @loop.wake if phase.draining? }
       end
@@ -72,6 +76,9 @@ module Spindle
 
       # Complete requests waiting for a pool thread.
       def backlog = @pool.queued
+
+      # Connections open now (Connections#count), from any thread.
+      def open_connections = @connections.count
 
       private
 

@@ -1,7 +1,6 @@
 # frozen_string_literal: true
 
 require_relative "deadlines"
-require_relative "connections"
 require_relative "outbox"
 
 module Spindle
@@ -17,19 +16,20 @@ module Spindle
 
       def now = Deadlines.now
 
-      # writer: the HTTP::ResponseWriter that words the 408. After a 408 the
+      # writer: the HTTP::ResponseWriter that words the 408; connections:
+      # the loop's Connections, which closes conn. After a 408 the
       # client may still be sending its request, so the close lingers:
       # retire (the engine's: Selection#retire, FiberLoop#retire_apart) gets
       # conn once the 408 is written; without one it closes at once. A
       # connection that lingers already is closed: that was its deadline.
-      def expire(conn, writer, retire = nil)
-        return Connections.close(conn, :deadline) unless mid_request?(conn)
+      def expire(conn, writer, connections, retire = nil)
+        return connections.close(conn, :deadline) unless mid_request?(conn)
 
         conn.refused!
         writer.write_simple(conn, REQUEST_TIMEOUT, TIMEOUT_TEXT)
-        retire ? retire.call(conn) : Connections.close(conn, :refused)
+        retire ? retire.call(conn) : connections.close(conn, :refused)
       rescue *Outbox::CLIENT_GONE
-        Connections.close(conn, :write_failed)
+        connections.close(conn, :write_failed)
       end
 
       # What a timed-out client is told: nothing when it was idle, or when
@@ -46,18 +46,18 @@ module Spindle
       # the connection was the loop's last, its end lets a drain finish, and
       # the drain stops the sweeper (or acceptor) that called this. The socket
       # then stayed open, and the client saw no close until the process exited.
-      def stop_and_expire(conn, task, writer, retire = nil)
+      def stop_and_expire(conn, task, writer, connections, retire = nil)
         task.stop # raises Async::Stop at its wait; its fiber forgets the connection
       ensure
-        expire(conn, writer, retire)
+        expire(conn, writer, connections, retire)
       end
 
       # Fiber engines: stops the fiber serving conn at its wait, then closes
       # conn at once for reason; in an ensure, as #stop_and_expire.
-      def stop_and_close(conn, task, reason)
+      def stop_and_close(conn, task, connections, reason)
         task.stop
       ensure
-        Connections.close(conn, reason)
+        connections.close(conn, reason)
       end
     end
   end
