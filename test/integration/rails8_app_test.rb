@@ -80,10 +80,10 @@ module Rails8AppContract
       if rails_server?
         pid_file = File.join(Dir.mktmpdir("spindle-rails8"), "server.pid")
         CommandProcess.start([RbConfig.ruby, "bin/rails", "server"], "-u", "spindle", "-b", "127.0.0.1", "-p", "0",
-                             "-P", pid_file, **options)
+                             "-P", pid_file, start_deadline: AppServer::BOOT_DEADLINE, **options)
       else
         CommandProcess.start(%w[bundle exec spindle], "-b", SpindleIntegrationTest::LOOPBACK, *server_flags,
-                             **options)
+                             start_deadline: AppServer::BOOT_DEADLINE, **options)
       end
     end
   end
@@ -94,6 +94,8 @@ module Rails8AppContract
   end
 
   def app = self.class.app_server
+
+  def phase_timeout = AppServer::BOOT_PHASE_TIMEOUT
 
   def test_the_start_line_names_the_serving
     assert_match(/ engine=#{self.class.serving_env.fetch('SPINDLE_ENGINE')} /, app.start_line)

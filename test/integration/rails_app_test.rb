@@ -53,13 +53,16 @@ module RailsAppContract
     def start_app
       options = RailsApp.spawn_options(application_name)
       args = ["-b", SpindleIntegrationTest::LOOPBACK, *server_flags]
-      return CommandProcess.start(%w[bundle exec spindle], *args, **options) if bundle_exec?
+      deadline = AppServer::BOOT_DEADLINE
+      return CommandProcess.start(%w[bundle exec spindle], *args, start_deadline: deadline, **options) if bundle_exec?
 
-      SpindleProcess.start(*args, "config.ru", **options)
+      SpindleProcess.start(*args, "config.ru", start_deadline: deadline, **options)
     end
   end
 
   def app = self.class.app_server
+
+  def phase_timeout = AppServer::BOOT_PHASE_TIMEOUT
 
   def test_crud_through_forms_with_the_authenticity_token
     client = FormClient.new(app)

@@ -12,6 +12,11 @@ require_relative "postgres_server"
 # and `bin/rails server -u spindle` in the app's directory.
 module AppServer
   APPS = File.join(SpindleProcess::ROOT, "test", "apps")
+  # A Rails app boots in its class's first test, after its schema load and
+  # asset compile: three times the deadlines of a bare server (YJIT compiles
+  # as it boots, and a busy machine runs other files meanwhile).
+  BOOT_DEADLINE = SpindleProcess::START_DEADLINE * 3
+  BOOT_PHASE_TIMEOUT = SpindleIntegrationTest::PHASE_TIMEOUT * 3
 
   module_function
 

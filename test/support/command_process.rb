@@ -11,9 +11,9 @@ class CommandProcess < SpindleProcess
 
   def self.unregister(process) = SpindleProcess.unregister(process)
 
-  def self.start(command, *args, **options)
+  def self.start(command, *args, start_deadline: START_DEADLINE, **options)
     process = new(command, args, **options)
-    process.wait_for_start
+    process.wait_for_start(start_deadline)
     process
   rescue StandardError
     process&.kill!

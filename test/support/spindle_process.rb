@@ -52,10 +52,12 @@ class SpindleProcess
   @live_lock = Mutex.new
 
   class << self
-    # Starts a server and waits for its start-up line.
-    def start(*args, **options)
+    # Starts a server and waits for its start-up line (start_deadline: a
+    # Rails app's boot takes longer than START_DEADLINE allows on a busy
+    # machine).
+    def start(*args, start_deadline: START_DEADLINE, **options)
       process = new(args, **options)
-      process.wait_for_start
+      process.wait_for_start(start_deadline)
       process
     rescue StandardError
       process&.kill!
@@ -431,9 +433,13 @@ class SpindleIntegrationTest < Minitest::Test
     File.join(APPS, "#{name}.ru")
   end
 
+  # How long one phase (setup, a test, teardown) may take before it is
+  # stopped; a class whose first test boots a large app may allow more.
+  def phase_timeout = PHASE_TIMEOUT
+
   def capture_exceptions
     super do
-      Timeout.timeout(PHASE_TIMEOUT, PhaseTimeout, "phase did not finish within #{PHASE_TIMEOUT}s") { yield }
+      Timeout.timeout(phase_timeout, PhaseTimeout, "phase did not finish within #{phase_timeout}s") { yield }
     end
   end
 
