@@ -18,6 +18,9 @@ module Spindle
     READ_SIZE = HTTP::ReadBuffer::SIZE
     CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n"
     RACK_INPUT = "rack.input"
+    # Where a request's queue time counts from (monotonic seconds), in its
+    # env: see #advance. Only on a timed connection (RequestPath#timed?).
+    QUEUE_START = "spindle.queue_start"
 
     # marks: this connection's deadlines, kept for Engine::Deadlines.
     attr_reader :io, :requests, :env_template, :outbox, :marks
@@ -31,8 +34,13 @@ module Spindle
     # never taken for a spare keep-alive connection, and it is closed when
     # the deadline passes (no 408 can be written before the handshake is
     # done). Once done, the connection is as a plain one just accepted.
-    def initialize(io, config, env_template, outbox, proxy_protocol: false, tls: false)
+    #
+    # timed: each request's env gets QUEUE_START (RequestPath::QueueTiming
+    # reads it); off, no clock is read for it.
+    def initialize(io, config, env_template, outbox, proxy_protocol: false, tls: false, timed: false)
       @io = io
+      @timed = timed
+      @started_at = nil # monotonic: the current request's first byte (#advance)
       @proxy_pending = proxy_protocol
       @tls = tls
       @handshaking = tls
@@ -53,7 +61,15 @@ module Spindle
     # Parses what has been read. :complete when a whole request is in, else
     # :incomplete; raises HTTP::ParseError for input that must be refused, and
     # HTTP::ProxyHeader::Error for a PROXY header that must be.
+    #
+    # Timed, the first call of a request notes when its first bytes were
+    # read: the earliest moment the server can know of it. A request
+    # already buffered when the previous response ended (pipelined) counts
+    # from that end instead (#reset_for_next_request): it waited behind its
+    # own connection's earlier request, by the client's choice, not for the
+    # server.
     def advance
+      @started_at ||= Process.clock_gettime(Process::CLOCK_MONOTONIC) if @timed
       @request_started = true
       return :incomplete if @proxy_pending && !take_proxy_header
 
@@ -103,6 +119,10 @@ module Spindle
       env = @parser.env
       env[RACK_INPUT] = @input.finish(@body)
       @body.clear
+      if @started_at # timed only
+        env[QUEUE_START] = @started_at
+        @started_at = nil
+      end
       env
     end
 
@@ -117,10 +137,12 @@ module Spindle
     # Readies the connection for the next request on it.
     def reset_for_next_request
       @requests += 1
-      @marks.next_request(Process.clock_gettime(Process::CLOCK_MONOTONIC))
+      now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      @marks.next_request(now)
       @parser.reset
       @continue_sent = @request_started = @response_started = false
       rewind_if_consumed
+      @started_at = now if @timed && unparsed? # pipelined: its bytes are here already (#advance)
     end
 
     # The response writer's way out: see Engine::Outbox#write.
