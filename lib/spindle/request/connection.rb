@@ -63,10 +63,10 @@ module Spindle
     # HTTP::ProxyHeader::Error for a PROXY header that must be.
     #
     # Timed, the first call of a request notes when its first bytes were
-    # read: the earliest moment the server can know of it. A request
-    # already buffered when the previous response ended (pipelined) counts
-    # from that end instead (#reset_for_next_request): it waited behind its
-    # own connection's earlier request, by the client's choice, not for the
+    # read: the earliest moment the server can know of it. A request that
+    # came in with the one before it (pipelined) is first parsed once that
+    # one's response is out, so it counts from then: it waited behind its
+    # own connection's earlier request, by its client's choice, not for the
     # server.
     def advance
       @started_at ||= Process.clock_gettime(Process::CLOCK_MONOTONIC) if @timed
@@ -137,12 +137,10 @@ module Spindle
     # Readies the connection for the next request on it.
     def reset_for_next_request
       @requests += 1
-      now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-      @marks.next_request(now)
+      @marks.next_request(Process.clock_gettime(Process::CLOCK_MONOTONIC))
       @parser.reset
       @continue_sent = @request_started = @response_started = false
       rewind_if_consumed
-      @started_at = now if @timed && unparsed? # pipelined: its bytes are here already (#advance)
     end
 
     # The response writer's way out: see Engine::Outbox#write.

@@ -48,15 +48,15 @@ module Spindle
       @forwarded = forwarded
     end
 
-    # [seconds waited, monotonic start it counts from] for env at now
-    # (monotonic). started: the server's start (Connection::QUEUE_START);
-    # nil when it has none, and then only a proxy's counts.
+    # Seconds env's request waited, at now (monotonic); it counts from
+    # now - wait. started: the server's start (Connection::QUEUE_START); nil
+    # when it has none, and then only a proxy's counts. Allocates nothing
+    # without a stamp (a Float in this range is an immediate value).
     def measure(env, started, now)
       wait = started ? now - started : 0.0
       proxy = proxy_wait(env)
       wait = proxy if proxy && proxy > wait
-      wait = 0.0 if wait.negative?
-      [wait, now - wait]
+      wait.negative? ? 0.0 : wait
     end
 
     private

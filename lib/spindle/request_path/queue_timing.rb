@@ -28,8 +28,10 @@ module Spindle
       end
 
       def call(env)
-        wait, env[START] = @queue_time.measure(env, env[START], Process.clock_gettime(Process::CLOCK_MONOTONIC))
+        now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        wait = @queue_time.measure(env, env[START], now)
         env[TIME] = wait
+        env[START] = now - wait
         @tracker.queued(wait)
         @app.call(env)
       end
