@@ -46,7 +46,7 @@ module Spindle
     attr_reader :shedding, :steps
 
     # Whether requests are timed from their first byte (QueueTiming is on):
-    # the Handler's connections note it (Connection's timed:).
+    # the Handler then opens TimedConnections.
     def timed? = @timed
 
     # writer: the Handler's HTTP::ResponseWriter; tracker: its RequestTracker;

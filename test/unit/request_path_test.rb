@@ -56,9 +56,11 @@ class RequestPathTest < Minitest::Test
     assert handler(access_log: true).path.timed?
     assert handler(max_queue_time: 1.0).path.timed?
     conn, client = connect(handler)
+    assert_instance_of Spindle::Connection, conn, "a plain connection: not even a flag to test per request"
+    assert_instance_of Spindle::TimedConnection, connect(handler(metrics: "tcp://127.0.0.1:0")).first
     client.write(GET)
     read_request(conn)
-    refute conn.finish_request_env.key?(Spindle::Connection::QUEUE_START), "no clock read for it when off"
+    refute conn.finish_request_env.key?(Spindle::TimedConnection::QUEUE_START), "no clock read for it when off"
   end
 
   def test_a_request_that_waited_past_max_queue_time_is_shed_before_the_app
@@ -100,7 +102,7 @@ class RequestPathTest < Minitest::Test
   def test_a_pipelined_request_counts_from_the_end_of_the_previous_response
     called = []
     app = lambda do |env|
-      called << [Process.clock_gettime(Process::CLOCK_MONOTONIC), env[Spindle::Connection::QUEUE_START]]
+      called << [Process.clock_gettime(Process::CLOCK_MONOTONIC), env[Spindle::TimedConnection::QUEUE_START]]
       APP.call(env)
     end
     handler = handler(app: app, max_queue_time: 60.0)

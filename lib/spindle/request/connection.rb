@@ -18,9 +18,6 @@ module Spindle
     READ_SIZE = HTTP::ReadBuffer::SIZE
     CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n"
     RACK_INPUT = "rack.input"
-    # Where a request's queue time counts from (monotonic seconds), in its
-    # env: see #advance. Only on a timed connection (RequestPath#timed?).
-    QUEUE_START = "spindle.queue_start"
 
     # marks: this connection's deadlines, kept for Engine::Deadlines.
     attr_reader :io, :requests, :env_template, :outbox, :marks
@@ -34,13 +31,8 @@ module Spindle
     # never taken for a spare keep-alive connection, and it is closed when
     # the deadline passes (no 408 can be written before the handshake is
     # done). Once done, the connection is as a plain one just accepted.
-    #
-    # timed: each request's env gets QUEUE_START (RequestPath::QueueTiming
-    # reads it); off, no clock is read for it.
-    def initialize(io, config, env_template, outbox, proxy_protocol: false, tls: false, timed: false)
+    def initialize(io, config, env_template, outbox, proxy_protocol: false, tls: false)
       @io = io
-      @timed = timed
-      @started_at = nil # monotonic: the current request's first byte (#advance)
       @proxy_pending = proxy_protocol
       @tls = tls
       @handshaking = tls
@@ -61,15 +53,7 @@ module Spindle
     # Parses what has been read. :complete when a whole request is in, else
     # :incomplete; raises HTTP::ParseError for input that must be refused, and
     # HTTP::ProxyHeader::Error for a PROXY header that must be.
-    #
-    # Timed, the first call of a request notes when its first bytes were
-    # read: the earliest moment the server can know of it. A request that
-    # came in with the one before it (pipelined) is first parsed once that
-    # one's response is out, so it counts from then: it waited behind its
-    # own connection's earlier request, by its client's choice, not for the
-    # server.
     def advance
-      @started_at ||= Process.clock_gettime(Process::CLOCK_MONOTONIC) if @timed
       @request_started = true
       return :incomplete if @proxy_pending && !take_proxy_header
 
@@ -119,10 +103,6 @@ module Spindle
       env = @parser.env
       env[RACK_INPUT] = @input.finish(@body)
       @body.clear
-      if @started_at # timed only
-        env[QUEUE_START] = @started_at
-        @started_at = nil
-      end
       env
     end
 

@@ -2,6 +2,7 @@
 
 require_relative "../version"
 require_relative "connection"
+require_relative "timed_connection"
 require_relative "../http/response_writer"
 require_relative "../http/early_hints"
 require_relative "../http/hijack"
@@ -84,8 +85,8 @@ module Spindle
     # bind the socket is a TLS::Socket whose handshake is still to come: it
     # adds the client certificate to the env template once it is done.
     def open_connection(io, listener, outbox)
-      conn = Connection.new(io, @config, env_template(io, listener), outbox,
-                            proxy_protocol: listener.proxy_protocol?, tls: listener.tls?, timed: @path.timed?)
+      conn = (@path.timed? ? TimedConnection : Connection).new(io, @config, env_template(io, listener), outbox,
+                                                               proxy_protocol: listener.proxy_protocol?, tls: listener.tls?)
       conn.env_template["rack.hijack"] = HTTP::Hijack.new(conn)
       # Only with --early-hints: HTTP/1.1 clients that mishandle 1xx take the
       # 103 for the response (see HTTP::EarlyHints).

@@ -4,8 +4,8 @@ module Spindle
   # How long a request waited before its app call (its queue time), from the
   # two clocks that can tell:
   #
-  # - the server's own: since its first bytes were read (Connection puts
-  #   when in the env, as Connection::QUEUE_START, monotonic). It cannot see
+  # - the server's own: since its first bytes were read (TimedConnection
+  #   puts when in the env, as TimedConnection::QUEUE_START, monotonic). It cannot see
   #   a request still in the kernel: one that waits in the listen backlog,
   #   or unread on its socket while the only thread is busy (the blocking
   #   engine, a fiber loop held by the app), counts from when it was read.
@@ -49,7 +49,7 @@ module Spindle
     end
 
     # Seconds env's request waited, at now (monotonic); it counts from
-    # now - wait. started: the server's start (Connection::QUEUE_START); nil
+    # now - wait. started: the server's start (TimedConnection::QUEUE_START); nil
     # when it has none, and then only a proxy's counts. Allocates nothing
     # without a stamp (a Float in this range is an immediate value).
     def measure(env, started, now)

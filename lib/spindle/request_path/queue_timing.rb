@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require_relative "../request/connection"
+require_relative "../request/timed_connection"
 require_relative "../request/queue_time"
 
 module Spindle
@@ -18,7 +18,7 @@ module Spindle
     #                        stamp when that is earlier
     class QueueTiming
       TIME = "spindle.queue_time"
-      START = Connection::QUEUE_START
+      START = TimedConnection::QUEUE_START
 
       # forwarded: the trusted proxies' HTTP::Forwarded, or nil.
       def initialize(app, tracker, forwarded)
