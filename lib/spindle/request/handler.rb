@@ -85,8 +85,9 @@ module Spindle
     # bind the socket is a TLS::Socket whose handshake is still to come: it
     # adds the client certificate to the env template once it is done.
     def open_connection(io, listener, outbox)
-      conn = (@path.timed? ? TimedConnection : Connection).new(io, @config, env_template(io, listener), outbox,
-                                                               proxy_protocol: listener.proxy_protocol?, tls: listener.tls?)
+      kind = @path.timed? ? TimedConnection : Connection # timed: queue time is measured
+      conn = kind.new(io, @config, env_template(io, listener), outbox,
+                      proxy_protocol: listener.proxy_protocol?, tls: listener.tls?)
       conn.env_template["rack.hijack"] = HTTP::Hijack.new(conn)
       # Only with --early-hints: HTTP/1.1 clients that mishandle 1xx take the
       # 103 for the response (see HTTP::EarlyHints).
