@@ -7,7 +7,7 @@ require "support/allocations"
 
 # QueueTime: the wait before the app call, on the server's clock or a
 # trusted proxy's stamp, whichever starts earlier.
-class QueueTimeTest < Minitest::Test
+class QueueTimeUnitTest < Minitest::Test
   include Allocations
   TRUSTED = Spindle::HTTP::Forwarded.new(Spindle::HTTP::Forwarded.parse_networks(%w[10.0.0.0/8]))
   NOW = 1_000.0 # monotonic
