@@ -20,6 +20,8 @@ class ClusterMetricsTest < SpindleIntegrationTest
     first = wait_until("10 requests counted") { (s = scrape(app)).sum("spindle_requests_total") == 10 && s }
     assert_promtool_accepts first
     assert_equal 10, first.sum("spindle_request_duration_seconds_count"), "one observation per request"
+    assert_equal 10, first.sum("spindle_request_queue_time_seconds_count"), "and one queue time"
+    assert_equal 0, first.sum("spindle_requests_shed_total")
     assert_equal 2, first["spindle_workers", state: "serving"]
     assert_equal 2, first["spindle_workers_desired"]
     [0, 1].each do |index|
@@ -35,6 +37,19 @@ class ClusterMetricsTest < SpindleIntegrationTest
       assert_operator second["spindle_requests_total", worker: index], :>=, first["spindle_requests_total", worker: index]
     end
     assert_equal 15, second.sum("spindle_request_duration_seconds_count")
+  end
+
+  # A worker's sheds reach the master with its check-in. The request is
+  # stamped 100 s ago by the (trusted) proxy: past --max-queue-time.
+  def test_a_workers_shed_requests_are_counted
+    app = start_cluster(*METRICS, "--trusted-proxies", "127.0.0.1/32", "--max-queue-time", "5", APP, workers: 1)
+    wait_until("1 worker serving") { serving_workers.size == 1 }
+    connection = connect(app)
+    connection.write(request("GET", "/", [["X-Request-Start", "t=#{((Time.now.to_f - 100) * 1e6).to_i}"]]))
+    assert_equal 503, connection.read_response.status
+    shed = wait_until("the shed request counted") { (s = scrape(app))["spindle_requests_shed_total", worker: 0, reason: "queue_time"] == 1 && s }
+    assert_promtool_accepts shed
+    assert_operator shed["spindle_request_queue_time_seconds_sum", worker: 0], :>=, 100
   end
 
   def test_a_worker_restart_shows_in_restarts

@@ -15,7 +15,7 @@ class AccessLogFullDiskTest < SpindleIntegrationTest
   SIZE = "256k"
   FULL = 60 # requests sent while the disk is full
   # A whole combined line, as the test's requests make it.
-  LINE = %r{\A127\.0\.0\.1 - - \[[^\]]+\] "GET /(?:before|full|freed)-\d+ HTTP/1\.1" 200 \d+ "-" "-" "-" [\d.]+\n\z}
+  LINE = %r{\A127\.0\.0\.1 - - \[[^\]]+\] "GET /(?:before|full|freed)-\d+ HTTP/1\.1" 200 \d+ "-" "-" "-" [\d.]+ [\d.]+\n\z}
 
   def setup
     skip "mounting a tmpfs needs root" unless Process.uid.zero?

@@ -141,12 +141,13 @@ class LoggingTest < SpindleIntegrationTest
       assert_equal({ "remote_addr" => "127.0.0.1", "method" => "GET", "target" => "/items?page=2",
                      "protocol" => "HTTP/1.1", "status" => 200, "bytes" => get_bytes, "referer" => nil,
                      "user_agent" => "probe/1.0", "request_id" => "rid-31f", "role" => "single" },
-                   get.except("time", "pid", "duration_ms"))
+                   get.except("time", "pid", "duration_ms", "queue_ms"))
       assert_equal [%w[POST /orders], post_bytes, nil], [post.values_at("method", "target"), post["bytes"], post["request_id"]]
       assert_kind_of Float, get["duration_ms"]
+      assert_kind_of Float, get["queue_ms"]
     else
       clf = %r{\A127\.0\.0\.1 - - \[\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d \+0000\] "GET /items\?page=2 HTTP/1\.1" 200 #{get_bytes}}
-      assert_match(format == "common" ? /#{clf}\n\z/ : /#{clf} "-" "probe\/1\.0" "rid-31f" \d+\.\d{3}\n\z/, get)
+      assert_match(format == "common" ? /#{clf}\n\z/ : /#{clf} "-" "probe\/1\.0" "rid-31f" \d+\.\d{3} \d+\.\d{3}\n\z/, get)
       assert_match(%r{"POST /orders HTTP/1\.1" 200 #{post_bytes}( |\n)}, post)
     end
   end

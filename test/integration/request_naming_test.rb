@@ -59,6 +59,6 @@ class RequestNamingTest < SpindleIntegrationTest
   def request_id(format, line)
     return JSON.parse(line)["request_id"] if format == "json"
 
-    line[/ "([^"]*)" [\d.]+\n\z/, 1]
+    line[/ "([^"]*)" [\d.]+ [\d.]+\n\z/, 1] # then the duration and the queue time
   end
 end

@@ -159,6 +159,7 @@ class AccessLogTest < Minitest::Test
     "QUERY_STRING" => "page=2", "SERVER_PROTOCOL" => "HTTP/1.1", "HTTP_USER_AGENT" => "probe/1.0",
     "HTTP_X_REQUEST_ID" => "req-42", "HTTP_AUTHORIZATION" => "Bearer sekrit-token",
     "HTTP_COOKIE" => "session=sekrit-cookie", "rack.input" => StringIO.new("sekrit-body"),
+    "spindle.queue_time" => 0.0045,
   }.freeze
 
   def line(format, env = ENV_BASE)
@@ -174,15 +175,20 @@ class AccessLogTest < Minitest::Test
                  line("common"))
   end
 
-  def test_combined_adds_referer_user_agent_request_id_and_duration
-    assert_match(%r{"POST /orders\?page=2 HTTP/1\.1" 201 17 "-" "probe/1\.0" "req-42" 12\.300\n\z}, line("combined"))
+  def test_combined_adds_referer_user_agent_request_id_duration_and_queue_time
+    assert_match(%r{"POST /orders\?page=2 HTTP/1\.1" 201 17 "-" "probe/1\.0" "req-42" 12\.300 4\.500\n\z}, line("combined"))
+  end
+
+  def test_without_a_queue_time_the_field_is_a_dash
+    assert_match(/ 12\.300 -\n\z/, line("combined", ENV_BASE.except("spindle.queue_time")))
+    assert_nil JSON.parse(line("json", ENV_BASE.except("spindle.queue_time")))["queue_ms"]
   end
 
   def test_json
     fields = JSON.parse(line("json"))
     assert_equal({ "pid" => Process.pid, "role" => "worker 0", "remote_addr" => "192.0.2.7", "method" => "POST",
                    "target" => "/orders?page=2", "protocol" => "HTTP/1.1", "status" => 201, "bytes" => 17,
-                   "duration_ms" => 12.3, "referer" => nil, "user_agent" => "probe/1.0", "request_id" => "req-42" },
+                   "duration_ms" => 12.3, "queue_ms" => 4.5, "referer" => nil, "user_agent" => "probe/1.0", "request_id" => "req-42" },
                  fields.except("time"))
   end
 
@@ -205,6 +211,6 @@ class AccessLogTest < Minitest::Test
     log = Spindle::Log.new(out: out, err: out)
     access = Spindle::Log::AccessLog.new(Spindle::Log::Sink.new(out), "combined", log)
     access.record({ "REMOTE_ADDR" => "192.0.2.7" }, nil, 400, 12, nil)
-    assert_match(/\] "-" 400 12 "-" "-" "-" -\n\z/, out.string)
+    assert_match(/\] "-" 400 12 "-" "-" "-" - -\n\z/, out.string)
   end
 end

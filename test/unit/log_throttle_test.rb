@@ -20,6 +20,14 @@ class LogThrottleTest < Minitest::Test
     assert_includes @err.string, "refused 0"
   end
 
+  def test_a_warning_is_throttled_alike
+    throttle = Spindle::Log::Throttle.new(@log, 3600)
+    2.times { |i| throttle.warn("shed #{i}") }
+
+    assert_equal ["spindle: shed 0"], @err.string.lines.map { |l| l.chomp[/spindle: .*/] }
+    assert_includes @err.string, "WARN"
+  end
+
   def test_the_next_line_counts_those_not_logged
     throttle = Spindle::Log::Throttle.new(@log, 3600)
     2.times { throttle.error("refused") }

@@ -32,10 +32,89 @@ class RequestPathTest < Minitest::Test
   def test_each_option_puts_its_step_in_place
     @dir = Dir.mktmpdir("spindle-request-path")
     config = { health_path: "/up", static: @dir, trusted_proxies: Spindle::HTTP::Forwarded.parse_networks(%w[::1]),
-               oob_gc_every: 10 }
+               oob_gc_every: 10, max_queue_time: 1.0 }
     path = handler(access_log: true, multiprocess: true, **config).path
-    assert_equal({ app: %w[ForwardedHeaders AccessLogging Health Static], response: %w[AccessLogging Shedding],
-                   finish: %w[OobGc] }, path.steps)
+    assert_equal({ app: %w[QueueTiming ForwardedHeaders AccessLogging Health QueueShedding Static],
+                   response: %w[AccessLogging Shedding], finish: %w[OobGc] }, path.steps)
+  end
+
+  # Each step is built around the chain so far: ForwardedHeaders around the
+  # bare app skipped the access log and the health check behind it.
+  def test_with_trusted_proxies_the_steps_inside_still_run
+    handler = handler(access_log: true, health_path: "/up", trusted_proxies: Spindle::HTTP::Forwarded.parse_networks(%w[127.0.0.1]))
+    conn, client = connect(handler)
+    client.write("GET /up HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 192.0.2.9\r\n\r\n")
+    read_request(conn)
+    handler.serve(conn)
+    assert_match(/\r\n\r\nok\n\z/, client.readpartial(65_536), "the health check answers, not the app")
+    assert_match(%r{\A192\.0\.2\.9 .* "GET /up HTTP/1\.1" 200 3 }, @access.string)
+  end
+
+  def test_queue_time_is_measured_only_when_something_reads_it
+    refute handler.path.timed?
+    assert handler(metrics: "tcp://127.0.0.1:0").path.timed?
+    assert handler(access_log: true).path.timed?
+    assert handler(max_queue_time: 1.0).path.timed?
+    conn, client = connect(handler)
+    assert_instance_of Spindle::Connection, conn, "a plain connection: not even a flag to test per request"
+    assert_instance_of Spindle::TimedConnection, connect(handler(metrics: "tcp://127.0.0.1:0")).first
+    client.write(GET)
+    read_request(conn)
+    refute conn.finish_request_env.key?(Spindle::TimedConnection::QUEUE_START), "no clock read for it when off"
+  end
+
+  def test_a_request_that_waited_past_max_queue_time_is_shed_before_the_app
+    calls = 0
+    app = lambda do |env|
+      calls += 1
+      APP.call(env)
+    end
+    handler = handler(app: app, max_queue_time: 1.0, health_path: "/up", metrics: "tcp://127.0.0.1:0",
+                      trusted_proxies: Spindle::HTTP::Forwarded.parse_networks(%w[127.0.0.1]))
+    stale = "X-Request-Start: t=#{((Time.now.to_f - 10) * 1e6).to_i}\r\n"
+    conn, client = connect(handler)
+    assert_equal [:close, "503"], exchange(handler, conn, client, "GET / HTTP/1.1\r\nHost: x\r\n#{stale}\r\n")
+    conn, client = connect(handler)
+    assert_equal [:keep_alive, "200"], exchange(handler, conn, client, "GET /up HTTP/1.1\r\nHost: x\r\n#{stale}\r\n"),
+                 "a health check is never shed"
+    assert_equal [:keep_alive, "200"], exchange(handler, conn, client, GET), "a fresh request is served"
+    assert_equal 1, calls, "the app saw the fresh request only"
+    assert_equal 1, handler.tracker.shed
+    assert_equal 3, handler.tracker.queue_times.count
+    assert_match(/WARN spindle: shed a request that waited 10\.\d{3}s, past --max-queue-time 1s: 503$/, logged_errors)
+  end
+
+  def test_the_503_says_retry_after_and_closes
+    handler = handler(max_queue_time: 1.0, trusted_proxies: Spindle::HTTP::Forwarded.parse_networks(%w[127.0.0.1]))
+    conn, client = connect(handler)
+    client.write("GET / HTTP/1.1\r\nHost: x\r\nX-Request-Start: t=#{Time.now.to_f - 10}\r\n\r\n")
+    read_request(conn)
+    handler.serve(conn)
+    head = client.readpartial(65_536).split("\r\n\r\n").first.split("\r\n")
+    assert_equal "HTTP/1.1 503 Service Unavailable", head.first
+    assert_includes head, "retry-after: 1"
+    assert_includes head, "connection: close"
+  end
+
+  # A pipelined request waits behind its own connection's earlier one, by
+  # its client's choice: its wait starts when that response has ended, not
+  # when its bytes came in with the first.
+  def test_a_pipelined_request_counts_from_the_end_of_the_previous_response
+    called = []
+    app = lambda do |env|
+      called << [Process.clock_gettime(Process::CLOCK_MONOTONIC), env[Spindle::TimedConnection::QUEUE_START]]
+      APP.call(env)
+    end
+    handler = handler(app: app, max_queue_time: 60.0)
+    conn, client = connect(handler)
+    client.write(GET + GET)
+    read_request(conn)
+    assert_equal :keep_alive, handler.serve(conn)
+    assert_equal :complete, conn.advance, "the second request was read with the first"
+    handler.serve(conn)
+    (first_called, first_start), (_, second_start) = called
+    assert_operator first_start, :<=, first_called
+    assert_operator second_start, :>, first_called, "counted from the end of the first response"
   end
 
   def test_the_health_path_and_keep_alive_follow_the_phase

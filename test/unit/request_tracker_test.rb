@@ -43,6 +43,21 @@ class RequestTrackerTest < Minitest::Test
     end
   end
 
+  def test_queue_times_and_sheds_are_counted_for_the_metrics
+    [true, false].each do |one_thread|
+      tracker = Spindle::RequestTracker.new(one_thread: one_thread)
+      tracker.queued(0.002)
+      tracker.queued(3.0)
+      tracker.shed!
+      snapshot = tracker.queue_times
+      assert_equal [2, 3.002, 1], [snapshot.count, snapshot.sum, tracker.shed], "one_thread: #{one_thread}"
+      assert_equal [[0.005, 1], [5.0, 2]], snapshot.cumulative.values_at(0, 9)
+    end
+    without = Spindle::RequestTracker.new(durations: false)
+    without.queued(1.0)
+    assert_equal 0, without.queue_times.count, "no histogram without --metrics"
+  end
+
   # Readers take no lock either: a reader in another thread that held one
   # would not keep a lock-free serving thread out anyway.
   def test_readers_take_no_lock

@@ -8,10 +8,11 @@ module Spindle
     # same program, forked from one parent.
     module Message
       # worker → master, every heartbeat: alive, and what it is doing.
-      # durations: a Metrics::DurationHistogram::Snapshot (for --metrics).
+      # durations, queue_times: Metrics::DurationHistogram::Snapshots, and
+      # shed: requests shed for their queue time (for --metrics).
       # log_lines_dropped: Log#dropped_lines.
       Checkin = Struct.new(:pid, :requests, :in_flight, :oldest_request_age, :backlog, :gc, :durations,
-                           :log_lines_dropped, keyword_init: true)
+                           :queue_times, :shed, :log_lines_dropped, keyword_init: true)
       # worker → master, first thing after the fork: its pid. A worker forked
       # by a mold has none the master knows of until then, and without one
       # a boot that hangs could be neither asked for its threads nor killed.

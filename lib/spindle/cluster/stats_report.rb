@@ -16,8 +16,9 @@ module Spindle
         @config = config
       end
 
-      # durations: each worker's request-duration histogram too (for
-      # --metrics; left out of spindlectl's JSON).
+      # durations: each worker's request-duration and queue-time
+      # histograms and shed count too (for --metrics; left out of
+      # spindlectl's JSON).
       def to_h(durations: false)
         children = @master.children.map { |c| child(c, durations) }
         workers = children.select { |c| WORKER_STATES.include?(c["state"]) }
@@ -44,8 +45,14 @@ module Spindle
           "memory" => c.pid && ProcessStats.memory(c.pid), "gc" => checkin&.gc,
           "log_lines_dropped" => checkin&.log_lines_dropped || {},
           "restarts" => @master.restarts.fetch(c.index, 0) }.merge(activity(c, checkin)).tap do |entry|
-          entry["durations"] = checkin&.durations if durations
+          entry.update(figures(checkin)) if durations
         end
+      end
+
+      # What --metrics reports beside the stats (Metrics::Report); nil
+      # before the worker's first check-in.
+      def figures(checkin)
+        { "durations" => checkin&.durations, "queue_times" => checkin&.queue_times, "shed" => checkin&.shed }
       end
 
       # A mold serves nothing and does not check in: its last check-in, as a

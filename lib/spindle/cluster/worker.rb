@@ -77,6 +77,7 @@ module Spindle
         Message::Checkin.new(pid: Process.pid, requests: tracker.served, in_flight: tracker.in_flight,
                              oldest_request_age: tracker.oldest_age, backlog: @server.backlog,
                              gc: ProcessStats.gc, durations: tracker.durations,
+                             queue_times: tracker.queue_times, shed: tracker.shed,
                              log_lines_dropped: @log.dropped_lines)
       end
 

@@ -12,13 +12,16 @@ module Spindle
     #   common:   127.0.0.1 - - [23/Nov/2026:05:37:41 +0000] "GET /a?b=1 HTTP/1.1" 200 6
     #   combined: the same, then "referer" "user agent", then the request id
     #             (RequestName.id: the request's X-Request-Id, else the
-    #             x-request-id of the app's response; "-" when neither) and the duration
+    #             x-request-id of the app's response; "-" when neither), the duration
     #             in milliseconds, as Apache's %D and nginx's $request_time are
-    #             appended:
-    #             ... 200 6 "-" "curl/7.88.1" "4f1c0e2a" 0.412
+    #             appended, and the queue time in milliseconds
+    #             (RequestPath::QueueTiming: the wait before the app call):
+    #             ... 200 6 "-" "curl/7.88.1" "4f1c0e2a" 0.412 0.051
     #   json:     {"time":...,"pid":...,"role":...,"remote_addr":...,"method":...,
     #              "target":...,"protocol":...,"status":200,"bytes":6,"duration_ms":0.412,
-    #              "referer":null,"user_agent":...,"request_id":...}
+    #              "queue_ms":0.051,"referer":null,"user_agent":...,"request_id":...}
+    #
+    # common stays the Common Log Format as tools read it: no field added.
     #
     # bytes: the body bytes the response writer handed to the connection ("-"
     # / null when unknown: a hijacked or upgraded connection, or a client that
@@ -31,6 +34,7 @@ module Spindle
     class AccessLog
       FORMATS = %w[common combined json].freeze
       DASH = "-"
+      QUEUE_TIME = "spindle.queue_time" # RequestPath::QueueTiming::TIME
 
       # log: the server log, whose pid and role JSON lines carry.
       def initialize(sink, format, log)
@@ -79,7 +83,7 @@ module Spindle
                 "\"#{request ? request.join(' ') : DASH}\" #{status.to_i} #{bytes || DASH}"
         if @format == "combined"
           line << " \"#{header(env, 'HTTP_REFERER') || DASH}\" \"#{header(env, 'HTTP_USER_AGENT') || DASH}\" " \
-                  "\"#{request_id(env, headers) || DASH}\" #{seconds ? format('%.3f', seconds * 1000) : DASH}"
+                  "\"#{request_id(env, headers) || DASH}\" #{milliseconds(seconds)} #{milliseconds(env[QUEUE_TIME])}"
         end
         line << "\n"
       end
@@ -90,11 +94,14 @@ module Spindle
           "time" => LineFormat.timestamp, "pid" => @log.pid, "role" => @log.role,
           "remote_addr" => env["REMOTE_ADDR"], "method" => method, "target" => target, "protocol" => protocol,
           "status" => status.to_i, "bytes" => bytes, "duration_ms" => seconds && (seconds * 1000).round(3),
+          "queue_ms" => (queue = env[QUEUE_TIME]) && (queue * 1000).round(3),
           "referer" => header(env, "HTTP_REFERER"), "user_agent" => header(env, "HTTP_USER_AGENT"),
           "request_id" => request_id(env, headers)
         }
         "#{JSON.generate(fields)}\n"
       end
+
+      def milliseconds(seconds) = seconds ? format("%.3f", seconds * 1000) : DASH
 
       # CLF's time has whole seconds: formatted once a second, not per request.
       # Two threads may both format it at a change of second; either result

@@ -82,6 +82,19 @@ module Spindle
         out.histogram("spindle_request_duration_seconds",
                       "Time from the app call to the response written, of the requests the worker completed.",
                       @workers.map { |w| [label(w), w["durations"] || DurationHistogram::Snapshot.empty] })
+        queue(out)
+      end
+
+      # Queue time (docs/QUEUE_TIME.md): how long requests waited before
+      # their app call, and how many were shed for it (--max-queue-time).
+      def queue(out)
+        out.histogram("spindle_request_queue_time_seconds",
+                      "Time from the request's first byte (or a trusted proxy's X-Request-Start, when earlier) " \
+                      "to its app call.",
+                      @workers.map { |w| [label(w), w["queue_times"] || DurationHistogram::Snapshot.empty] })
+        out.family("spindle_requests_shed_total", "counter",
+                   "Requests answered 503 without calling the app, by reason (queue_time: --max-queue-time).",
+                   @workers.map { |w| [label(w).merge("reason" => "queue_time"), w["shed"] || 0] })
       end
 
       def gc_runs(worker)

@@ -39,11 +39,16 @@ module Spindle
                 "oldest_request_age" => tracker.oldest_age.round(3), "memory" => ProcessStats.memory,
                 "gc" => ProcessStats.gc, "restarts" => 0,
                 "log_lines_dropped" => @log.dropped_lines }
-      entry["durations"] = tracker.durations if durations
+      entry.update(figures(tracker)) if durations
       entry
     end
 
     private
+
+    # What --metrics reports beside the stats (Metrics::Report).
+    def figures(tracker)
+      { "durations" => tracker.durations, "queue_times" => tracker.queue_times, "shed" => tracker.shed }
+    end
 
     def master
       { "pid" => Process.pid, "started_at" => @started_at.utc.iso8601, "generation" => 0, "refork_failures" => 0,

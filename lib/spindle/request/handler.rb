@@ -2,6 +2,7 @@
 
 require_relative "../version"
 require_relative "connection"
+require_relative "timed_connection"
 require_relative "../http/response_writer"
 require_relative "../http/early_hints"
 require_relative "../http/hijack"
@@ -21,8 +22,8 @@ module Spindle
   # the response is out, on :hijacked it forgets the connection. Engines
   # decide when and on which thread or fiber this runs; what happens here is
   # the same for all. What the options add to a request (the health check,
-  # static files, trusted proxies, the access log, shedding, the out-of-band
-  # GC) are steps of its RequestPath, put together here once.
+  # static files, trusted proxies, the access log, queue time, shedding, the
+  # out-of-band GC) are steps of its RequestPath, put together here once.
   class Handler
     RESPONSE_FINISHED = RequestPath::Finish::RESPONSE_FINISHED
     # Entries an env has room for before it grows: the template's 13, the
@@ -84,8 +85,9 @@ module Spindle
     # bind the socket is a TLS::Socket whose handshake is still to come: it
     # adds the client certificate to the env template once it is done.
     def open_connection(io, listener, outbox)
-      conn = Connection.new(io, @config, env_template(io, listener), outbox,
-                            proxy_protocol: listener.proxy_protocol?, tls: listener.tls?)
+      kind = @path.timed? ? TimedConnection : Connection # timed: queue time is measured
+      conn = kind.new(io, @config, env_template(io, listener), outbox,
+                      proxy_protocol: listener.proxy_protocol?, tls: listener.tls?)
       conn.env_template["rack.hijack"] = HTTP::Hijack.new(conn)
       # Only with --early-hints: HTTP/1.1 clients that mishandle 1xx take the
       # 103 for the response (see HTTP::EarlyHints).

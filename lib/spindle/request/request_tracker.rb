@@ -7,7 +7,10 @@ module Spindle
   # flight, and how long the oldest in-flight one has run (how the cluster finds
   # a request that hangs), and how long the finished ones took
   # (Metrics::DurationHistogram: from the app call to the response written;
-  # kept only with --metrics, the one reader of it). One per process.
+  # kept only with --metrics, the one reader of it), how long requests
+  # waited before their app call (RequestPath::QueueTiming) and how many
+  # were shed for it (RequestPath::QueueShedding), also for --metrics. One
+  # per process.
   #
   # Requests start and finish on the serving threads; the counts are read
   # from others (a worker's check-in, the stats endpoint). Several serving
@@ -26,7 +29,12 @@ module Spindle
       @started = {}.compare_by_identity # connection => when its current request began (no #hash call per request)
       @served = 0
       @durations = Metrics::DurationHistogram.new if durations
+      @queue_times = Metrics::DurationHistogram.new if durations
+      @shed = 0
     end
+
+    # Requests answered 503 for their queue time (RequestPath::QueueShedding).
+    attr_reader :shed
 
     def start(conn)
       now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
@@ -42,6 +50,23 @@ module Spindle
 
       @mutex.synchronize { count_finished(conn, now) }
     end
+
+    # A request waited seconds before its app call (RequestPath::QueueTiming).
+    def queued(seconds)
+      return unless @queue_times
+      return @queue_times.observe(seconds) unless @mutex
+
+      @mutex.synchronize { @queue_times.observe(seconds) }
+    end
+
+    def shed!
+      return @shed += 1 unless @mutex
+
+      @mutex.synchronize { @shed += 1 }
+    end
+
+    # The queue times observed so far, as #durations.
+    def queue_times = @queue_times&.snapshot || Metrics::DurationHistogram::Snapshot.empty
 
     # A Metrics::DurationHistogram::Snapshot of the requests finished so far.
     # Taken while a request finishes, its sum may lack that request's

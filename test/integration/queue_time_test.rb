@@ -1,0 +1,134 @@
+# frozen_string_literal: true
+
+require "json"
+require_relative "../support/spindle_process"
+require_relative "../support/metrics_scraper"
+
+# Queue time and --max-queue-time (docs/QUEUE_TIME.md), on every engine:
+# the wait before the app call reaches the env, the access log and the
+# metrics; a trusted proxy's X-Request-Start counts, anyone else's does not;
+# a request that waited past --max-queue-time behind a held one is answered
+# 503 without the app, and a health check never is.
+#
+# The waits are made, not hoped for: a request stamped by the (trusted)
+# proxy goes out while the only serving thread is held, and the thread is
+# let go only once the wall clock is past the stamp by twice the limit.
+class QueueTimeTest < SpindleIntegrationTest
+  include MetricsScraper
+
+  APP = app_path("queue")
+  MAX = 0.05 # --max-queue-time: tiny; the waits below are made longer for sure
+  ENGINES = {
+    "blocking" => %w[--engine blocking],
+    "threads" => %w[--engine threads -t 1:1],
+    "fibers" => %w[--engine fibers],
+    "hybrid" => %w[--engine hybrid --loops 1],
+  }.freeze
+  # 127.0.0.1 is the trusted proxy; ::1 is a client like any other.
+  COMMON = ["-b", LOOPBACK, "-b", "tcp://[::1]:0", "--trusted-proxies", "127.0.0.1/32", "--metrics",
+            "tcp://127.0.0.1:0", "--access-log", "-", "--access-log-format", "json", "--health-path", "/up"].freeze
+
+  ENGINES.each do |name, engine|
+    define_method("test_#{name}_reports_the_queue_time_in_the_env_the_access_log_and_the_metrics") do
+      process = spawn_server(*engine, *COMMON, APP)
+      before = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      seen = queue_time(process, process.binds.first, "/measured")
+      assert_kind_of Float, seen["queue_time"]
+      assert_operator seen["queue_time"], :>=, 0
+      assert_operator seen["queue_start"], :>=, before, "the start is the request's first byte (monotonic)"
+      assert_operator seen["queue_start"], :<=, Process.clock_gettime(Process::CLOCK_MONOTONIC)
+
+      line = wait_until("the access log line") { access_lines(process).find { |l| l["target"] == "/measured" } }
+      assert_in_delta seen["queue_time"] * 1000, line["queue_ms"], 0.001
+      assert_equal 1, scrape(process)["spindle_request_queue_time_seconds_count", worker: 0]
+    end
+
+    define_method("test_#{name}_believes_x_request_start_from_a_trusted_proxy_only") do
+      process = spawn_server(*engine, *COMMON, APP)
+      stamp = Time.now.to_f - 100
+      micros = ["X-Request-Start", "t=#{(stamp * 1_000_000).to_i}"]
+      millis = ["X-Queue-Start", (stamp * 1000).to_i.to_s]
+      [micros, millis].each do |field|
+        trusted = queue_time(process, process.binds.first, "/trusted", [field])["queue_time"]
+        assert_operator trusted, :>=, 99, "#{field.inspect} from 127.0.0.1 (trusted)"
+        assert_operator trusted, :<, 200, "#{field.inspect}: the unit is read from the magnitude"
+        untrusted = queue_time(process, process.binds.last, "/untrusted", [field])["queue_time"]
+        assert_operator untrusted, :<, 99, "#{field.inspect} from ::1 (not trusted) must not count"
+      end
+      future = queue_time(process, process.binds.first, "/future", [["X-Request-Start", "t=#{Time.now.to_f + 100}"]])
+      assert_operator future["queue_time"], :>=, 0, "a stamp from the future is no wait, never a negative one"
+    end
+
+    define_method("test_#{name}_sheds_a_request_that_waited_past_max_queue_time_but_never_the_health_check") do
+      process = spawn_server(*engine, *COMMON, "--max-queue-time", MAX.to_s, APP)
+      point = rendezvous
+      held = connect(process)
+      held.write(request("GET", "/hold?path=#{point.path}"))
+      visit = point.await("entered")
+
+      stamp = Time.now.to_f
+      stamped = [["X-Request-Start", "t=#{(stamp * 1_000_000).to_i}"]]
+      queued = connect(process)
+      queued.write(request("GET", "/stale?shed-#{name}", stamped))
+      health = connect(process)
+      health.write(request("GET", "/up", stamped))
+      wait_until("the wall clock past the stamp by twice --max-queue-time") { Time.now.to_f > stamp + 2 * MAX }
+      visit.release
+
+      assert_equal 200, held.read_response.status
+      assert_shed queued.read_response, queued
+      response = health.read_response
+      assert_equal [200, "ok\n"], [response.status, response.body], "a health check is never shed"
+      refute app_saw?("shed-#{name}", process), "the app was called for a shed request"
+      assert_equal 1, scrape(process)["spindle_requests_shed_total", worker: 0, reason: "queue_time"]
+      assert_match(/WARN spindle: shed a request that waited \d+\.\d{3}s, past --max-queue-time 0\.05s: 503$/,
+                   process.output)
+      line = wait_until("the access log line") { access_lines(process).find { |l| l["target"].include?("shed-") } }
+      assert_equal 503, line["status"]
+    end
+  end
+
+  # The threads engine's reactor reads a request while the pool is busy: the
+  # server's own clock sees the wait, with no proxy in front. The request is
+  # queued (spindle_requests_backlog 1) before the test reads its clock, so it
+  # was read by then, and the pool thread is let go twice the limit later.
+  def test_threads_sheds_on_its_own_clock_a_request_queued_for_the_pool
+    process = spawn_server(*ENGINES["threads"], *COMMON, "--max-queue-time", MAX.to_s, APP)
+    point = rendezvous
+    held = connect(process)
+    held.write(request("GET", "/hold?path=#{point.path}"))
+    visit = point.await("entered")
+    queued = connect(process, process.binds.last) # ::1: no stamp believed, nor sent
+    queued.write(request("GET", "/stale?unstamped"))
+    wait_until("the request queued for the pool") { scrape(process)["spindle_requests_backlog", worker: 0] == 1 }
+    queued_by = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    wait_until("twice --max-queue-time since") { Process.clock_gettime(Process::CLOCK_MONOTONIC) > queued_by + 2 * MAX }
+    visit.release
+
+    assert_equal 200, held.read_response.status
+    assert_shed queued.read_response, queued
+    refute app_saw?("unstamped", process)
+  end
+
+  private
+
+  # GET target on a new connection to bind: what the app saw, as JSON.
+  def queue_time(process, bind, target, fields = [])
+    connection = connect(process, bind)
+    connection.write(request("GET", target, fields + [["Connection", "close"]]))
+    response = connection.read_response
+    assert_equal 200, response.status, response.to_s
+    JSON.parse(response.body)
+  end
+
+  def assert_shed(response, connection)
+    assert_equal 503, response.status, response.to_s
+    assert_equal "1", response["retry-after"]
+    assert response.close?, "a shed response closes its connection:\n#{response}"
+    connection.read_until_eof
+  end
+
+  def access_lines(process)
+    process.stdout.lines.select { |line| line.start_with?("{") }.map { |line| JSON.parse(line) }
+  end
+end
