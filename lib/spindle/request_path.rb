@@ -8,6 +8,7 @@ require_relative "request_path/health"
 require_relative "request_path/static"
 require_relative "request_path/shedding"
 require_relative "request_path/oob_gc"
+require_relative "request_path/request_deadline"
 
 module Spindle
   # The steps a request passes through in Handler#serve, put together once,
@@ -21,7 +22,8 @@ module Spindle
   # work itself:
   #
   #   app       #call(env) → [status, headers, body]: Rack's own interface.
-  #             ForwardedHeaders → AccessLogging → Health → Static → the app.
+  #             ForwardedHeaders → AccessLogging → Health → Static →
+  #             RequestDeadline → the app.
   #   response  #respond(conn, env, status, headers, body, keep_alive) →
   #             :keep_alive, :close, :hijacked or :failed.
   #             AccessLogging → Shedding → Write (the response writer).
@@ -48,6 +50,7 @@ module Spindle
     def initialize(app, config, log, writer:, tracker:, phase:, shedding: false)
       @chains = { app: app, response: Write.new(writer, log), finish: Finish.new(log, tracker) }
       @steps = { app: [], response: [], finish: [] } # the names of the steps that are on, outermost first
+      add(:app, RequestDeadline.new(app, config.request_timeout, log)) if config.request_timeout
       add_answers(config, phase)
       @shedding = add(:response, Shedding.new(response)) if shedding
       add_access_log(log.access_log)

@@ -11,7 +11,9 @@ module Spindle
     # deadline: their fiber is stopped at its wait, then they get a 408 (when
     # mid-request) and are closed. Once the process's Phase is draining, it
     # also closes the connections idle long enough to be closed
-    # (Deadlines#expired?).
+    # (Deadlines#expired?). With --request-timeout it also hands the loop's
+    # connections to RequestDeadlines, which cancels the requests past
+    # theirs.
     #
     # Why not a timeout per wait: the scheduler makes a timer for each one, and
     # a cancelled timer leaves its heap only once every timer ahead of it has
@@ -24,9 +26,10 @@ module Spindle
       # connections: Connection => the Async::Task serving it; writer: what
       # words a 408; retire: what takes a connection once its 408 is written
       # (its close lingers: FiberLoop#retire_apart); phase: the process's
-      # Phase.
-      def initialize(connections, deadlines, writer, retire = nil, phase: Phase.new)
+      # Phase; requests: the loop's RequestDeadlines (nil: no --request-timeout).
+      def initialize(connections, deadlines, writer, retire = nil, phase: Phase.new, requests: nil)
         @connections = connections
+        @requests = requests
         @deadlines = deadlines
         @writer = writer
         @retire = retire
@@ -45,7 +48,9 @@ module Spindle
       def run
         loop do
           sleep INTERVAL
-          late(Timeouts.now).each { |conn, task| expire(conn, task) }
+          now = Timeouts.now
+          late(now).each { |conn, task| expire(conn, task) }
+          @requests&.check(@connections.keys, now)
         end
       end
 
