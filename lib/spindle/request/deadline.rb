@@ -68,6 +68,8 @@ module Spindle
     # The app's call is over; true when it ran late (the watch passed it,
     # or it returned past its deadline before the watch looked).
     def finish(now = Deadline.now)
+      return @late if @state == :done
+
       @late = @passed || @at <= now
       @state = :done
       @late

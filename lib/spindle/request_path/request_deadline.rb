@@ -2,6 +2,7 @@
 
 require_relative "../request/deadline"
 require_relative "../request/request_name"
+require_relative "../log"
 
 module Spindle
   class RequestPath
@@ -13,9 +14,12 @@ module Spindle
     # the client can always be told. The app's body is closed unsent.
     #
     # On the fiber engines the watch raised RequestTimeout into the call; it
-    # ends here as that 503. The app may have turned it into an error of its
-    # own on its way out (a library that wraps what it rescues): once the
-    # deadline passed, any StandardError is taken for the timeout too.
+    # ends here as that 503. An error out of a call past its deadline is
+    # taken for the deadline's doing too: a library may wrap the
+    # RequestTimeout it rescued, and a statement_timeout set from the
+    # deadline ends the query with an error of its own (PG::QueryCanceled).
+    # An error within the deadline is the app's: it goes on to the
+    # Handler's 500.
     class RequestDeadline
       STATUS = 503
       BODY = "request timed out\n"
@@ -30,12 +34,14 @@ module Spindle
         deadline = env[Deadline::ENV_KEY] = Deadline.new(@seconds)
         begin
           response = @app.call(env)
-        rescue RequestTimeout, StandardError
-          raise unless deadline.raised?
+        rescue RequestTimeout, StandardError => e
+          raise unless deadline.finish
+
+          error = e
         ensure
           deadline.finish # never watched again, whatever the app did
         end
-        deadline.late? ? timed_out(env, deadline, response) : response
+        deadline.late? ? timed_out(env, deadline, response, error) : response
       end
 
       private
@@ -43,14 +49,17 @@ module Spindle
       # A call the watch did not see pass (a fiber engine's loop held by the
       # call itself, or a deadline passed within the watch's interval) is
       # logged here.
-      def timed_out(env, deadline, response)
+      def timed_out(env, deadline, response, error)
         close_body(env, response)
-        unless deadline.passed?
-          ran = Deadline.now - deadline.started_at
-          @log.warn("request timeout: #{RequestName.for_log(env)} returned after #{format('%.2f', ran)}s, past " \
-                    "its deadline; answered #{STATUS}")
-        end
+        log_late(env, deadline, error) unless deadline.passed? && (error.nil? || error.is_a?(RequestTimeout))
         [STATUS, { "content-type" => "text/plain" }, [BODY]]
+      end
+
+      def log_late(env, deadline, error)
+        ran = format("%.2f", Deadline.now - deadline.started_at)
+        how = error ? "raised #{error.class} (#{Log.escape(error.message.to_s)})" : "returned"
+        @log.warn("request timeout: #{RequestName.for_log(env)} #{how} after #{ran}s, past its deadline; " \
+                  "answered #{STATUS}")
       end
 
       def close_body(env, response)
