@@ -30,6 +30,18 @@ ROUTES = {
     nil until deadline.remaining < -0.5
     ok("spun\n")
   },
+  # CPU-bound until the test creates the release file (a cluster's stuck request).
+  "/hold" => lambda { |_env, q|
+    nil until File.exist?(q.fetch("release"))
+    ok("held\n")
+  },
+  # A long request within its own, extended deadline: it waits for the
+  # release file, and answers with its pid.
+  "/wait" => lambda { |env, q|
+    env.fetch(DEADLINE).extend_by(600)
+    sleep 0.01 until File.exist?(q.fetch("release"))
+    ok("#{Process.pid}\n")
+  },
   # The app takes more time for itself, then waits past the first deadline.
   "/extend" => lambda { |env, _q|
     deadline = env.fetch(DEADLINE)
