@@ -42,12 +42,12 @@ module Spindle
       # (tracker: the Handler's RequestTracker) every INTERVAL until #stop.
       def watch(tracker)
         @thread = Thread.new do
-          Thread.current.name = "spindle deadlines"
           loop do
             sleep INTERVAL
             check(tracker.in_flight_connections)
           end
         end
+        @thread.name = "spindle deadlines"
         self
       end
 
