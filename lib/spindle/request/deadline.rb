@@ -24,14 +24,16 @@ module Spindle
     def self.now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
 
     # seconds: the configured deadline, from the start of the app's call.
-    # fiber: where the app runs (what the fiber engines raise into).
+    # fiber: where the app runs, under a fiber engine (what it raises into).
     attr_reader :at, :seconds, :started_at, :fiber
 
     def initialize(seconds, now = Deadline.now)
       @seconds = seconds
       @started_at = now
       @at = now + seconds
-      @fiber = Fiber.current
+      # Only a fiber engine raises into it; on a thread, Fiber.current
+      # would make the thread's root Fiber object, for nothing.
+      @fiber = Fiber.current if Fiber.scheduler
       @state = :running
       @late = @passed = @raised = false
     end
