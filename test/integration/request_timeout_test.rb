@@ -99,7 +99,11 @@ module RequestTimeoutContract
   end
 end
 
-{ "blocking" => [], "threads" => ["-t", "2:2"], "fibers" => [], "hybrid" => ["--loops", "2"] }.each do |engine, extra|
+# threads: one pool thread, so that the census's first round has warmed
+# every thread that serves: on Ruby 3.4 a pool thread's first timed-out
+# request left one more fiber and descriptor, once (not more after eight
+# rounds), and the round had gone to the other thread.
+{ "blocking" => [], "threads" => ["-t", "1:1"], "fibers" => [], "hybrid" => ["--loops", "2"] }.each do |engine, extra|
   klass = Class.new(SpindleIntegrationTest) do
     include RequestTimeoutContract
     define_singleton_method(:engine) { engine }
