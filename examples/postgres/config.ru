@@ -17,6 +17,12 @@ require_relative "db"
 ROUTES = {
   "/now" => ->(_q) { DB.query("select now() as now").first },
   "/sleep" => ->(q) { DB.query("select pg_sleep($1::float8) as slept", [q.fetch("seconds", "1")]).first },
+  # The same, ended by the server at the request's deadline (--request-timeout),
+  # by a statement_timeout from env["spindle.deadline"].
+  "/sleep_by_deadline" => lambda { |q, env|
+    DB.query("select pg_sleep($1::float8) as slept", [q.fetch("seconds", "1")],
+             deadline: env["spindle.deadline"]).first
+  },
   # Waits until nobody holds the advisory lock KEY exclusively: lets a test hold
   # many requests inside the database at once and release them together.
   "/wait" => lambda { |q|
@@ -31,7 +37,8 @@ app = lambda do |env|
   route = ROUTES[env["PATH_INFO"]]
   return [404, { "content-type" => "text/plain" }, ["not found\n"]] unless route
 
-  body = JSON.generate(route.call(Rack::Utils.parse_query(env["QUERY_STRING"])))
+  query = Rack::Utils.parse_query(env["QUERY_STRING"])
+  body = JSON.generate(route.arity == 2 ? route.call(query, env) : route.call(query))
   [200, { "content-type" => "application/json" }, [body]]
 end
 

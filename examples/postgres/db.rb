@@ -21,6 +21,12 @@ require "connection_pool"
 #   machine) held requests for up to 450 ms. So the first query in each
 #   process opens the whole pool at once (#fill), and later ones never connect
 #   (but to replace a dropped connection).
+# - A query cut short on the Ruby side (Spindle::RequestTimeout raised at its
+#   wait by --request-timeout, or any other exception there) still runs on
+#   the server, and pg's next query on the connection first waits for its
+#   result: the next request to take the connection from the pool would wait
+#   for the query it never sent. #settle cancels it before the connection goes
+#   back (docs/DEADLINES.md).
 module DB
   SIZE = Integer(ENV.fetch("DB_POOL", "10"))
   CHECKOUT_TIMEOUT = Float(ENV.fetch("DB_CHECKOUT_TIMEOUT", "5"))
@@ -36,14 +42,41 @@ module DB
 
   # Rows as hashes. The connection goes back to the pool when the block ends,
   # whatever happens, so a request never keeps one past its query.
-  def query(sql, params = [])
+  # deadline: the request's env["spindle.deadline"] (--request-timeout), or
+  # nil; with one, the server ends the statement when the deadline passes
+  # (statement_timeout), as a blocking or threads engine cannot.
+  def query(sql, params = [], deadline: nil)
     fill unless @filled_in == Process.pid
     POOL.with do |conn|
-      run(conn, sql, params)
+      deadline ? run_by(conn, deadline, sql, params) : run(conn, sql, params)
     rescue PG::ConnectionBad, PG::UnableToSend
       raise unless conn.status == PG::CONNECTION_BAD
 
       conn.reset
+      run(conn, sql, params)
+    rescue Exception # rubocop:disable Lint/RescueException -- Spindle::RequestTimeout is one
+      settle(conn)
+      raise
+    end
+  end
+
+  # A statement still running on the server (the exception came at its
+  # wait) is cancelled and its result taken, so the connection goes back to
+  # the pool ready for the next query; one that cannot be is reset.
+  def settle(conn)
+    return unless conn.transaction_status == PG::PQTRANS_ACTIVE
+
+    conn.cancel
+    conn.reset unless conn.discard_results
+  rescue PG::Error
+    conn.reset
+  end
+
+  # The statement in a transaction of its own whose statement_timeout is
+  # what is left of the deadline (at least 1 ms: 0 would mean none).
+  def run_by(conn, deadline, sql, params)
+    conn.transaction do
+      conn.exec("set local statement_timeout = #{[(deadline.remaining * 1000).ceil, 1].max}")
       run(conn, sql, params)
     end
   end

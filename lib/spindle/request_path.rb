@@ -10,6 +10,7 @@ require_relative "request_path/shedding"
 require_relative "request_path/oob_gc"
 require_relative "request_path/queue_timing"
 require_relative "request_path/queue_shedding"
+require_relative "request_path/request_deadline"
 
 module Spindle
   # The steps a request passes through in Handler#serve, put together once,
@@ -24,7 +25,7 @@ module Spindle
   #
   #   app       #call(env) → [status, headers, body]: Rack's own interface.
   #             QueueTiming → ForwardedHeaders → AccessLogging → Health →
-  #             QueueShedding → Static → the app.
+  #             QueueShedding → Static → RequestDeadline → the app.
   #   response  #respond(conn, env, status, headers, body, keep_alive) →
   #             :keep_alive, :close, :hijacked or :failed.
   #             AccessLogging → Shedding → Write (the response writer).
@@ -56,6 +57,7 @@ module Spindle
     def initialize(app, config, log, writer:, tracker:, phase:, shedding: false)
       @chains = { app: app, response: Write.new(writer, log), finish: Finish.new(log, tracker) }
       @steps = { app: [], response: [], finish: [] } # the names of the steps that are on, outermost first
+      add(:app, RequestDeadline.new(app, config.request_timeout, log)) if config.request_timeout # app: the bare app here
       add_answers(config, phase, tracker, log)
       @shedding = add(:response, Shedding.new(response)) if shedding
       add_access_log(log.access_log)

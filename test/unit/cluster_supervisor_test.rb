@@ -121,6 +121,43 @@ class ClusterSupervisorTest < Minitest::Test
     assert_equal [[100, :URG], [100, :KILL]], @signals
   end
 
+  # --request-timeout: a request past twice its deadline gets its worker
+  # replaced gracefully (URG for the dump, then TERM: it drains), once;
+  # --worker-timeout still kills it should the drain not end.
+  def test_a_worker_with_a_request_past_twice_its_deadline_is_replaced_gracefully
+    @supervisor = supervisor(request_timeout: 0.5)
+    late = worker(0)
+    worker(1)
+    late.checkin = Spindle::Cluster::Message::Checkin.new(requests: 3, in_flight: 2, oldest_request_age: 1.0)
+    @supervisor.check_timeouts
+    assert_empty @signals, "at twice the deadline, not yet past it"
+
+    late.checkin = Spindle::Cluster::Message::Checkin.new(requests: 3, in_flight: 2, oldest_request_age: 1.1)
+    @supervisor.check_timeouts
+    @supervisor.check_timeouts
+    assert_equal [[100, :URG], [100, :TERM]], @signals, "asked for its dump, then to drain; once"
+    assert_equal :retiring, late.state
+    assert_match(/worker 0 \(pid 100\) has a request running past twice its deadline \(1.1s, deadline 0.5s\); logging its threads, then replacing it/,
+                 @err.string)
+    @supervisor.refill
+    assert_equal [[0, "master"]], @spawner.spawned, "its replacement starts while it drains"
+
+    @clock.advance(10.5)
+    late.checkin = Spindle::Cluster::Message::Checkin.new(requests: 3, in_flight: 1, oldest_request_age: 11.6)
+    late.last_checkin = @clock.now
+    @supervisor.check_timeouts
+    assert_equal [[100, :URG], [100, :TERM], [100, :URG]], @signals.select { |pid, _| pid == 100 },
+                 "--worker-timeout still holds"
+    assert_equal :killed, late.state
+  end
+
+  def test_without_request_timeout_a_long_request_waits_for_worker_timeout
+    long = worker(0)
+    long.checkin = Spindle::Cluster::Message::Checkin.new(requests: 3, in_flight: 1, oldest_request_age: 9.0)
+    @supervisor.check_timeouts
+    assert_empty @signals
+  end
+
   def test_a_boot_that_hangs_is_condemned_and_counts_as_a_failed_boot
     hanging = worker(0, state: :booting)
     forked_by_a_mold = FakeCluster.add(@children, @clock, index: 1, state: :booting) # no pid yet

@@ -32,9 +32,9 @@ class RequestPathTest < Minitest::Test
   def test_each_option_puts_its_step_in_place
     @dir = Dir.mktmpdir("spindle-request-path")
     config = { health_path: "/up", static: @dir, trusted_proxies: Spindle::HTTP::Forwarded.parse_networks(%w[::1]),
-               oob_gc_every: 10, max_queue_time: 1.0 }
+               oob_gc_every: 10, max_queue_time: 1.0, request_timeout: 5.0 }
     path = handler(access_log: true, multiprocess: true, **config).path
-    assert_equal({ app: %w[QueueTiming ForwardedHeaders AccessLogging Health QueueShedding Static],
+    assert_equal({ app: %w[QueueTiming ForwardedHeaders AccessLogging Health QueueShedding Static RequestDeadline],
                    response: %w[AccessLogging Shedding], finish: %w[OobGc] }, path.steps)
   end
 
@@ -175,6 +175,45 @@ class RequestPathTest < Minitest::Test
     exchange(handler, conn, client, GET)
     exchange(handler, conn, client, GET)
     assert_operator GC.stat(:major_gc_count), :>, before, "no full GC after the 2nd request"
+  end
+
+  # --request-timeout: the app reads and moves its deadline; a call that
+  # ended past it is a 503 (its body closed unsent), and so is an error out
+  # of it; an error within it is the app's 500.
+  def test_a_call_past_its_deadline_is_answered_503
+    closed = []
+    body = Class.new(Array) { define_method(:close) { closed << :body } }.new(["late\n"])
+    app = lambda do |env|
+      deadline = env.fetch("spindle.deadline")
+      case env["PATH_INFO"]
+      when "/late" then deadline.set(-1) # as if the time had gone by
+      when "/late-error" then deadline.shorten_by(10) && raise("wrapped timeout")
+      when "/error" then raise "the app's own"
+      end
+      [200, { "content-type" => "text/plain" }, body]
+    end
+    handler = handler(app: app, request_timeout: 5.0)
+    assert_equal [:keep_alive, "200"], exchange(handler, *connect(handler), GET)
+    assert_equal [:keep_alive, "503"], exchange(handler, *connect(handler), "GET /late HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert_equal %i[body body], closed, "the late body is closed unsent"
+    assert_equal [:keep_alive, "503"],
+                 exchange(handler, *connect(handler), "GET /late-error HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert_equal [:keep_alive, "500"], exchange(handler, *connect(handler), "GET /error HTTP/1.1\r\nHost: x\r\n\r\n")
+  end
+
+  def test_a_deadline_moves_until_it_passed
+    deadline = Spindle::Deadline.new(1.0, 100.0)
+    assert_equal 101.0, deadline.at
+    assert_equal 103.0, deadline.extend_by(2)
+    assert_equal 102.5, deadline.shorten_by(0.5)
+    refute deadline.due?(102.0)
+    assert deadline.due?(102.5)
+    assert deadline.pass!
+    refute deadline.pass!, "passed once"
+    assert_equal 102.5, deadline.extend_by(60), "a deadline that passed stays where it was"
+    assert deadline.finish(103.0)
+    assert deadline.late?
+    refute deadline.due?(200.0), "a finished call is never watched again"
   end
 
   private

@@ -16,6 +16,14 @@ module Spindle
     # it reports the dump done (Message::Dumped); then KILL. Its slot is
     # refilled at once: a condemned worker no longer counts.
     #
+    # --request-timeout: a serving worker whose oldest request has run past
+    # twice its deadline is replaced gracefully, long before --worker-timeout
+    # would kill it. The threads and blocking engines never raise into a
+    # request; a fiber engine's request that never waits cannot be
+    # cancelled. The worker logs its threads (URG, the same dump), then
+    # drains (TERM): its slot is refilled at once, its other requests finish,
+    # and the late one has until --worker-timeout (or the drain's end).
+    #
     # It reads the Children registry and acts through ports, so a test
     # drives it with fake children, a fake clock and recording ports, without
     # forking:
@@ -37,6 +45,7 @@ module Spindle
         @log = log
         @clock = clock
         @timeout = config.worker_timeout
+        @late_after = 2 * config.request_timeout if config.request_timeout
         @desired = config.workers
         @on_boot_failure = on_boot_failure
         @boot_backoff = Backoff.new
@@ -142,7 +151,8 @@ module Spindle
         @children.to_a.each do |child|
           if child.kill_at then kill_when_due(child, now)
           elsif child.booting? then kill_slow_boot(child, now)
-          elsif child.pid && (child.serving? || child.state == :retiring) then kill_if_stuck(child, now)
+          elsif child.pid && (child.serving? || child.state == :retiring)
+            kill_if_stuck(child, now) or replace_if_late(child)
           end
         end
       end
@@ -191,13 +201,28 @@ module Spindle
         boot_failed(child)
       end
 
+      # True when it condemned the child.
       def kill_if_stuck(child, now)
         silent = now - child.last_checkin
         busy = child.checkin&.oldest_request_age.to_f
-        return unless silent > @timeout || busy > @timeout
+        return false unless silent > @timeout || busy > @timeout
 
         condemn(child, "worker #{child.index} (pid #{child.pid}) is stuck (silent #{silent.round(1)}s, " \
                        "oldest request #{busy.round(1)}s); logging its threads, then killing it")
+        true
+      end
+
+      # --request-timeout: see the class's comment. A worker already
+      # retiring is left to --worker-timeout.
+      def replace_if_late(child)
+        busy = child.checkin&.oldest_request_age.to_f
+        return unless @late_after && child.serving? && busy > @late_after
+
+        @log.error("worker #{child.index} (pid #{child.pid}) has a request running past twice its deadline " \
+                   "(#{busy.round(1)}s, deadline #{(@late_after / 2).round(2)}s); logging its threads, " \
+                   "then replacing it (its other requests finish first)")
+        @signal.call(child, :URG)
+        retire(child)
       end
 
       def kill_when_due(child, now)

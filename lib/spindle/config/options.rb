@@ -124,6 +124,12 @@ module Spindle
       Option.new(name: :write_timeout, default: 30.0, cli: "--write-timeout", arg: "SECONDS",
                  coerce: ->(v) { c.seconds(v, "write_timeout") },
                  doc: "Close a connection whose client reads none of its response for this long."),
+      Option.new(name: :request_timeout, default: nil, cli: "--request-timeout", arg: "SECONDS",
+                 coerce: ->(v) { c.seconds(v, "request_timeout") }, nil_means: "no deadline",
+                 doc: "Each request's deadline for the app's call, in env[\"spindle.deadline\"] (the app may " \
+                      "move it). Past it: fibers and hybrid raise Spindle::RequestTimeout at the request's next " \
+                      "wait; blocking and threads flag it and turn what it returns into a 503; in a cluster, a " \
+                      "worker whose request runs past twice the deadline is replaced (docs/DEADLINES.md)."),
       Option.new(name: :shutdown_timeout, default: 30.0, cli: "--shutdown-timeout", arg: "SECONDS",
                  coerce: ->(v) { c.seconds(v, "shutdown_timeout") },
                  doc: "On TERM/INT, how long in-flight requests may take before the process exits anyway."),

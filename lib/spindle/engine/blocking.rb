@@ -6,6 +6,7 @@ require_relative "request_reader"
 require_relative "deadlines"
 require_relative "connections"
 require_relative "output_budget"
+require_relative "request_deadlines"
 require_relative "../ops/cpu_affinity"
 require_relative "../process/phase"
 
@@ -48,9 +49,17 @@ module Spindle
                                                       accept_burst: policy.accept_burst, budget: budget,
                                                       siblings: siblings, phase: phase)
         phase.on_change { @loop.wake if phase.draining? }
+        # --request-timeout: requests past theirs are flagged, never raised into (RequestDeadlines).
+        @requests = RequestDeadlines.new(log, cancel: false) if config.request_timeout
+        @tracker = handler.tracker
       end
 
-      def run = CpuAffinity.app_thread { @loop.run } # --cpu-affinity=app: this thread runs the app
+      def run
+        @requests&.watch(@tracker)
+        CpuAffinity.app_thread { @loop.run } # --cpu-affinity=app: this thread runs the app
+      ensure
+        @requests&.stop
+      end
 
       # The Server drains its Phase instead; this is for those that hold only
       # the engine (a test, an embedder).

@@ -11,7 +11,9 @@ module Spindle
     # deadline: their fiber is stopped at its wait, then they get a 408 (when
     # mid-request) and are closed. Once the process's Phase is draining, it
     # also closes the connections idle long enough to be closed
-    # (Deadlines#expired?).
+    # (Deadlines#expired?). With --request-timeout it also hands the loop's
+    # connections to RequestDeadlines, which cancels the requests past
+    # theirs.
     #
     # Why not a timeout per wait: the scheduler makes a timer for each one, and
     # a cancelled timer leaves its heap only once every timer ahead of it has
@@ -24,10 +26,12 @@ module Spindle
       # tasks: Connection => the Async::Task serving it; writer: what words
       # a 408; retire: what takes a connection once its 408 is written (its
       # close lingers: FiberLoop#retire_apart); connections: the loop's
-      # Connections, which closes the others; phase: the process's Phase.
-      def initialize(tasks, deadlines, writer, retire = nil, connections:, phase: Phase.new)
+      # Connections, which closes the others; phase: the process's Phase;
+      # requests: the loop's RequestDeadlines (nil: no --request-timeout).
+      def initialize(tasks, deadlines, writer, retire = nil, connections:, phase: Phase.new, requests: nil)
         @tasks = tasks
         @connections = connections
+        @requests = requests
         @deadlines = deadlines
         @writer = writer
         @retire = retire
@@ -46,7 +50,9 @@ module Spindle
       def run
         loop do
           sleep INTERVAL
-          late(Timeouts.now).each { |conn, task| expire(conn, task) }
+          now = Timeouts.now
+          late(now).each { |conn, task| expire(conn, task) }
+          @requests&.check(@tasks.keys, now)
         end
       end
 

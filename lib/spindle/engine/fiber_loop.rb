@@ -19,6 +19,7 @@ require_relative "deadlines"
 require_relative "inbox"
 require_relative "lingering_close"
 require_relative "connections"
+require_relative "request_deadlines"
 require_relative "../process/phase"
 
 module Spindle
@@ -88,7 +89,8 @@ module Spindle
           @root = task
           @detector = StallDetector.new(@log, @config.stall_threshold).start(task)
           sweeper = DeadlineSweeper.new(@tasks, @deadlines, @handler.writer, method(:retire_apart),
-                                        connections: @connections, phase: @phase).start(task)
+                                        connections: @connections, phase: @phase,
+                                        requests: request_deadlines).start(task)
           acceptors = @listeners.map { |listener| task.async { accept_loop(listener) } }
           acceptors << task.async { @inbox.each { |socket, listener| start(socket, listener) } } if @inbox
           wait_for_drain
@@ -274,6 +276,12 @@ module Spindle
           @tasks.delete(conn)
           @connection_ended.signal
         end
+      end
+
+      # --request-timeout: the requests past theirs are cancelled at their
+      # waits (RequestDeadlines, on the sweeper's ticks).
+      def request_deadlines
+        RequestDeadlines.new(@log, cancel: true) if @config.request_timeout
       end
 
       # The root fiber's wait while the loop serves: until the Phase is

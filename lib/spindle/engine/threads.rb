@@ -11,6 +11,7 @@ require_relative "request_reader"
 require_relative "deadlines"
 require_relative "connections"
 require_relative "output_budget"
+require_relative "request_deadlines"
 require_relative "../ops/cpu_affinity"
 require_relative "../process/phase"
 
@@ -63,13 +64,18 @@ module Spindle
                                                      accept_burst: policy.accept_burst(gated: true), budget: budget,
                                                      siblings: siblings, phase: phase)
         phase.on_change { @loop.wake if phase.draining? }
+        # --request-timeout: requests past theirs are flagged, never raised into (RequestDeadlines).
+        @requests = RequestDeadlines.new(log, cancel: false) if config.request_timeout
+        @tracker = handler.tracker
       end
 
       def run
+        @requests&.watch(@tracker)
         @loop.run
       ensure
         @pool.shutdown(@config.shutdown_timeout)
         @park.release
+        @requests&.stop
       end
 
       def stop = @phase.drain! # as Blocking#stop
