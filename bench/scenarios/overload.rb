@@ -13,8 +13,10 @@ require_relative "../lib/bench/log"
 # (Spindle's --max-queue-time, docs/QUEUE_TIME.md) answers the stale ones
 # 503 and serves the rest in time. Per server: its own capacity (closed-loop
 # wrk), its unloaded p99 (a quarter of that rate), then the overload: the
-# same offered rate for every server, twice Puma's capacity measured at the
-# start of the run, from the open-loop client (Bench::OpenLoop).
+# same offered rate for every server, twice spindle-threads' capacity
+# measured at the start of the run (the server the targets are about: so it
+# is at about twice its own, and a slower peer further past its own), from
+# the open-loop client (Bench::OpenLoop).
 module Bench
   module Overload
     MAX_QUEUE_TIME = 0.25 # s: ~10x the blog's unloaded p99 on this machine, far below a client's patience
@@ -26,20 +28,22 @@ module Bench
     TIMEOUT = 10 # s: the client gives up on a request this long after its slot
     CAPACITY_CONNECTIONS = 16
 
-    # The reference: Puma's capacity on this page, once per bench/run process
-    # and scenario (a Puma start of its own, wrk -c 16 unpaced), as latency.rb
-    # calibrates.
+    REFERENCE = "spindle-threads"
+
+    # The reference capacity on this page, once per bench/run process and
+    # scenario (a start of its own, wrk -c 16 unpaced), as latency.rb
+    # calibrates on Puma.
     def self.reference(settings, scenario)
       (@reference ||= {})[scenario.name] ||= begin
-        server = ServerProcess.for(spec: SERVERS.fetch("puma"), scenario: scenario, threads: settings.threads, processes: 1)
+        server = ServerProcess.for(spec: SERVERS.fetch(REFERENCE), scenario: scenario, threads: settings.threads, processes: 1)
         server.start
         wrk = ->(seconds) { Wrk.new(server_pid: server.pgid, url: server.launch.url(scenario.path), connections: CAPACITY_CONNECTIONS,
                                     duration: seconds, threads: 1, timeout: settings.wrk_timeout).run }
         wrk.call(settings.warmup)
         run = wrk.call(settings.duration)
         max = run.result[:requests] / (run.result[:duration_us] / 1e6)
-        Log.info(format("overload: Puma's capacity (wrk -c %d, %d s) = %.0f req/s", CAPACITY_CONNECTIONS, settings.duration, max))
-        { puma_capacity: max.round(1), offered_rps: (max * LOAD).round, command: server.command_line }
+        Log.info(format("overload: the reference, %s: capacity (wrk -c %d, %d s) = %.0f req/s", REFERENCE, CAPACITY_CONNECTIONS, settings.duration, max))
+        { server: REFERENCE, capacity: max.round(1), offered_rps: (max * LOAD).round, command: server.command_line }
       ensure
         server&.stop
       end
@@ -130,7 +134,7 @@ module Bench
         parts = figures(record).map do |name, f|
           format("%s goodput %s (%s of its capacity), p99 %s ms", name, F.rps(f[:goodput]), pct(share(f)), F.ms(f[:p99]))
         end
-        "At #{LOAD.round}x Puma's capacity: #{parts.join('; ')}"
+        "At #{LOAD.round}x #{REFERENCE}'s capacity: #{parts.join('; ')}"
       end
 
       def pct(x) = x ? format("%.0f %%", x * 100) : "–"
@@ -139,9 +143,9 @@ module Bench
         ref = record[:measurements].find { |m| m[:reference] }&.dig(:reference) || {}
         m = record[:measurements].find { |x| x[:overload] } || {}
         seconds = m.dig(:overload, :seconds)
-        head = [["Offered load", "#{F.integer(ref[:offered_rps].to_i)} req/s for every server: #{LOAD} × Puma's capacity measured at the " \
-                                 "start of the run (1 process, #{record[:settings][:threads_per_process]} threads, unpaced wrk -c " \
-                                 "#{CAPACITY_CONNECTIONS}: **#{F.rps(ref[:puma_capacity])} req/s**), for #{seconds} s"],
+        head = [["Offered load", "#{F.integer(ref[:offered_rps].to_i)} req/s for every server: #{LOAD} × #{ref[:server]}'s capacity measured " \
+                                 "at the start of the run (a start of its own, 1 process, #{record[:settings][:threads_per_process]} threads, " \
+                                 "unpaced wrk -c #{CAPACITY_CONNECTIONS}: **#{F.rps(ref[:capacity])} req/s**), for #{seconds} s"],
                 ["Capacity", "each server's own: unpaced wrk -c #{CAPACITY_CONNECTIONS} for #{record[:settings][:duration_s]} s after its warm-up"],
                 ["Unloaded p99", "the open-loop client at #{(UNLOADED * 100).round} % of the server's own capacity, #{seconds} s"],
                 ["Client", "`bench/lib/bench/clients/open_loop.rb`, in the bench process (Ruby, one thread, on the same 2 cores " \
@@ -202,7 +206,7 @@ end
   Bench::Scenario.define(
     name: name,
     title: "Overload: #{what} at twice the capacity",
-    description: "#{what}, one process, offered at #{Bench::Overload::LOAD} × Puma's capacity at a fixed rate to every server; " \
+    description: "#{what}, one process, offered at #{Bench::Overload::LOAD} × spindle-threads' capacity at a fixed rate to every server; " \
                  "Spindle sheds with --max-queue-time #{Bench::Overload::MAX_QUEUE_TIME}. Goodput and the p99 of the requests served.",
     goal: "goodput ≥ 90 % of its own capacity, and the p99 of the requests it serves within max-queue-time plus its " \
           "unloaded p99, where the peers' p99 grows with the backlog (issue 68).",
