@@ -1,0 +1,102 @@
+# frozen_string_literal: true
+
+require "minitest/autorun"
+require "socket"
+require_relative "../lib/bench"
+require_relative "../lib/bench/clients/open_loop"
+require_relative "../scenarios/overload"
+
+# The overload scenario's client and its page's verdicts. The client runs
+# against a small real HTTP server on loopback (a thread per connection),
+# answering by path as the servers under test do: a body by length, a
+# chunked one, a 503 that closes its connection, or nothing at all.
+class OverloadTest < Minitest::Test
+  def setup
+    @listener = TCPServer.new("127.0.0.1", 0)
+    @stamps = Queue.new
+    @threads = []
+    @acceptor = Thread.new do
+      loop { @threads << Thread.new(@listener.accept) { |s| serve(s) } }
+    rescue IOError
+      nil # the listener closed: the test is over
+    end
+  end
+
+  def teardown
+    @listener.close
+    @acceptor.join(5)
+    @threads.each { |t| t.kill.join(5) }
+  end
+
+  def test_every_request_of_the_schedule_is_answered_and_only_2xx_count_as_served
+    %w[/length /chunked].each do |path|
+      r = load(path, rate: 100, seconds: 0.1)
+      assert_equal 10, r.offered
+      assert_equal({ 200 => 10 }, r.statuses, path)
+      assert_equal 10, r.ok_latencies.size
+      assert_equal 10, r.ok_from_send.size
+      assert_equal 0, r.timeouts + r.errors
+    end
+  end
+
+  def test_a_shed_answer_counts_apart_and_its_closed_connection_is_replaced
+    r = load("/shed", rate: 100, seconds: 0.1)
+    assert_equal({ 503 => 10 }, r.statuses)
+    assert_empty r.ok_latencies
+    assert_equal 10, r.connections_opened # one per request: each 503 closed its own
+    assert_nil r.last_ok
+  end
+
+  def test_a_request_never_answered_is_a_timeout
+    r = load("/silent", rate: 100, seconds: 0.05, timeout: 0.2)
+    assert_equal 5, r.timeouts
+    assert_empty r.statuses
+  end
+
+  def test_the_stamp_is_the_send_in_wall_clock_seconds
+    before = Time.now.to_f
+    load("/length", rate: 100, seconds: 0.01, stamp: true)
+    stamp = Float(@stamps.pop(timeout: 5)[/\At=(.*)\z/, 1])
+    assert_operator stamp, :>=, before
+    assert_operator stamp, :<=, Time.now.to_f
+  end
+
+  def test_the_targets_are_judged_against_the_servers_own_figures
+    f = { capacity: 1000.0, goodput: 905.0, p99: 260.0, p99_send: 240.0, unloaded_p99: 10.0, max_queue_time: 0.25 }
+    c = Bench::Overload::Report.checks(f)
+    assert c[:goodput]
+    assert_equal 260.0, c[:bound]
+    assert c[:p99]
+    refute Bench::Overload::Report.checks(f.merge(goodput: 899.0))[:goodput]
+    refute Bench::Overload::Report.checks(f.merge(p99: 260.5))[:p99]
+    assert_nil Bench::Overload::Report.checks(f.merge(max_queue_time: nil)) # a peer: no target
+  end
+
+  private
+
+  def load(path, rate:, seconds:, timeout: 5, stamp: false)
+    Bench::OpenLoop.new(port: @listener.addr[1], path: path, rate: rate, seconds: seconds, max_connections: 4,
+                        timeout: timeout, stamp: stamp).run
+  end
+
+  def serve(sock)
+    while (head = read_head(sock))
+      path = head[/\AGET (\S+)/, 1]
+      stamp = head[/^X-Request-Start: (.*)\r$/, 1] and @stamps << stamp
+      case path
+      when "/length" then sock.write("HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello")
+      when "/chunked" then sock.write("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nhel\r\n2\r\nlo\r\n0\r\n\r\n")
+      when "/shed" then return sock.write("HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\ncontent-length: 0\r\n\r\n")
+      when "/silent" then loop { sleep 1 } # killed at teardown
+      end
+    end
+  ensure
+    sock.close
+  end
+
+  def read_head(sock)
+    head = +""
+    head << (sock.gets || return) until head.end_with?("\r\n\r\n")
+    head
+  end
+end
