@@ -37,13 +37,13 @@ module Bench
 
       def hold(connections, pid)
         Open3.popen2(RbConfig.ruby, HOLDER, @server.launch.port.to_s, @idle.to_s, pgroup: true) do |stdin, stdout, thread|
-          opened = read_json(stdout, 180) or return { idle: { failed: "the idle client did not report within 180 s" } }
+          opened = Child.read_json(stdout, 180) or return { idle: { failed: "the idle client did not report within 180 s" } }
           sleep 1 # let the server settle before sampling
           idle = { rss_kib: Memory.tree_rss_kib(pid), fds: Memory.tree_fds(pid), threads: Memory.tree_threads(pid) }
           loaded = @server.alive? ? record(wrk(connections, @duration).run, connections) : { failed: "server exited: #{@server.death}" }
           after_load = { rss_kib: Memory.tree_rss_kib(pid), fds: Memory.tree_fds(pid) }
           stdin.puts("ping")
-          ping = read_json(stdout, 120)
+          ping = Child.read_json(stdout, 120)
           stdin.puts("exit")
           stdin.close
           thread.join(30)
@@ -55,15 +55,6 @@ module Bench
         end
       rescue Wrk::Failed => e
         { under_idle: { failed: e.message } }
-      end
-
-      def read_json(io, timeout)
-        return nil unless io.wait_readable(timeout)
-
-        line = io.gets or return nil
-        JSON.parse(line, symbolize_names: true)
-      rescue JSON::ParserError
-        nil
       end
     end
 

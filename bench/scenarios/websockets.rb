@@ -40,7 +40,7 @@ module Bench
         Open3.popen2(RbConfig.ruby, HOLDER, @server.launch.port.to_s, @sockets.to_s, pgroup: true) do |stdin, stdout, thread|
           ask = lambda do |command, timeout|
             stdin.puts(command) if command
-            read_json(stdout, timeout)
+            Child.read_json(stdout, timeout)
           end
           opened = ask.call(nil, 120) or return { held: { failed: "the WebSocket client did not report within 120 s" } }
           sleep 1 # let the server settle before sampling, as idle_connections does
@@ -56,15 +56,6 @@ module Bench
         end
       rescue Wrk::Failed => e
         { under_sockets: { failed: e.message } }
-      end
-
-      def read_json(io, timeout)
-        return nil unless io.wait_readable(timeout)
-
-        line = io.gets or return nil
-        JSON.parse(line, symbolize_names: true)
-      rescue JSON::ParserError
-        nil
       end
     end
 

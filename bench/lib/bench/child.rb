@@ -1,5 +1,8 @@
 # frozen_string_literal: true
 
+require "json"
+require "io/wait"
+
 module Bench
   # Waiting with a deadline, in one place: for a condition, and for a child
   # process the harness spawned in its own process group (wrk, a client, a
@@ -9,6 +12,17 @@ module Bench
     module_function
 
     def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+
+    # The next line a client child reports on io, as JSON (symbol keys), or
+    # nil when none came within timeout seconds or it was not JSON.
+    def read_json(io, timeout)
+      return nil unless io.wait_readable(timeout)
+
+      line = io.gets or return nil
+      JSON.parse(line, symbolize_names: true)
+    rescue JSON::ParserError
+      nil
+    end
 
     # Polls the block until it returns a truthy value (returned) or the
     # deadline passes (nil): never a bare sleep.
