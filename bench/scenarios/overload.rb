@@ -157,7 +157,9 @@ module Bench
                            "and the kernel's queues only). `sends > 1 ms late` and `client cores` say how well the client held the rate: " \
                            "it shares the cores, so a late send is the machine's, not necessarily the server's"],
                 ["Shedding", "Spindle with `--max-queue-time #{MAX_QUEUE_TIME} --trusted-proxies 127.0.0.1/32` (docs/QUEUE_TIME.md: " \
-                             "it counts the wait from the stamp); the peers have no equivalent and run as they come. A shed answer " \
+                             "it counts the wait from the stamp; while the queue stands, the newest goes first); spindle-fibers with " \
+                             "`--app-concurrency #{AppDb::POOL}`, the apps' database pool, so its requests wait before the app. " \
+                             "The peers have no equivalent and run as they come. A shed answer " \
                              "closes its connection, so the client opens a new one for its next request"]]
         rows = cells.map do |name, f|
           [name, F.rps(f[:capacity]), F.ms(f[:unloaded_p99]), F.integer(f[:offered].to_i), F.rps(f[:goodput]), pct(share(f)),
@@ -217,7 +219,10 @@ end
     servers: %w[spindle-threads spindle-fibers puma falcon],
     # The client stamps X-Request-Start as a proxy in front would; Spindle
     # trusts it from loopback (the peers ignore it).
-    server_args: { "spindle-*" => ["--max-queue-time", Bench::Overload::MAX_QUEUE_TIME, "--trusted-proxies", "127.0.0.1/32"] },
+    # Both apps hold DB_POOL database connections: past that many, fibers
+    # would wait inside the app, where shedding cannot see them.
+    server_args: { "spindle-*" => ["--max-queue-time", Bench::Overload::MAX_QUEUE_TIME, "--trusted-proxies", "127.0.0.1/32"],
+                   "spindle-fibers" => ["--app-concurrency", Bench::AppDb::POOL] },
     gemfile: Bench::Paths::APPS_GEMFILE,
     env: Bench::AppDb.env,
     trial: Bench::Overload::Trial,

@@ -8,7 +8,7 @@ module Spindle
   #   engine.run   # serves until the Phase drains; returns once drained
   #   phase.drain! # from any thread: stop accepting, finish in-flight requests
   #   engine.stop  # the same, for those that hold only the engine
-  #   engine.backlog  # complete requests waiting for a thread (0 where none wait)
+  #   engine.backlog  # complete requests waiting for the app: for a thread, at an AppGate (0 where none wait)
   #   engine.open_connections  # connections open now, every loop's (Engine::Connections#count)
   #   Engine::Threads.multithread?  # => what rack.multithread says
   #   Engine::Threads.sizing(config)  # => what sizes it, for the start-up line ("threads=1:5"; nil: nothing)

@@ -93,14 +93,31 @@ class QueueTimeTest < SpindleIntegrationTest
   # queued (spindle_requests_backlog 1) before the test reads its clock, so it
   # was read by then, and the pool thread is let go twice the limit later.
   def test_threads_sheds_on_its_own_clock_a_request_queued_for_the_pool
-    process = spawn_server(*ENGINES["threads"], *COMMON, "--max-queue-time", MAX.to_s, APP)
+    assert_shed_on_own_clock(ENGINES["threads"], "/hold")
+  end
+
+  # The fiber engines with --app-concurrency 1: the request waits at the
+  # loop's AppGate (spindle_requests_backlog 1) behind the held one, and is
+  # shed as the pool's queue is. Without the gate it runs at once, beside
+  # the held one, and its wait is never seen.
+  %w[fibers hybrid].each do |name|
+    define_method("test_#{name}_with_app_concurrency_sheds_on_its_own_clock_a_request_waiting_for_the_app") do
+      assert_shed_on_own_clock([*ENGINES[name], "--app-concurrency", "1"], "/wait")
+    end
+  end
+
+  private
+
+  # hold: the route that holds the first request (/wait: its fiber only).
+  def assert_shed_on_own_clock(engine, hold)
+    process = spawn_server(*engine, *COMMON, "--max-queue-time", MAX.to_s, APP)
     point = rendezvous
     held = connect(process)
-    held.write(request("GET", "/hold?path=#{point.path}"))
+    held.write(request("GET", "#{hold}?path=#{point.path}"))
     visit = point.await("entered")
     queued = connect(process, process.binds.last) # ::1: no stamp believed, nor sent
     queued.write(request("GET", "/stale?unstamped"))
-    wait_until("the request queued for the pool") { scrape(process)["spindle_requests_backlog", worker: 0] == 1 }
+    wait_until("the request queued for the app") { scrape(process)["spindle_requests_backlog", worker: 0] == 1 }
     queued_by = Process.clock_gettime(Process::CLOCK_MONOTONIC)
     wait_until("twice --max-queue-time since") { Process.clock_gettime(Process::CLOCK_MONOTONIC) > queued_by + 2 * MAX }
     visit.release
@@ -109,8 +126,6 @@ class QueueTimeTest < SpindleIntegrationTest
     assert_shed queued.read_response, queued
     refute app_saw?("unstamped", process)
   end
-
-  private
 
   # GET target on a new connection to bind: what the app saw, as JSON.
   def queue_time(process, bind, target, fields = [])

@@ -51,6 +51,13 @@ module Spindle
                  doc: "hybrid engine: its fiber loops, one thread each. A request's CPU work " \
                       "holds only its own loop's clients, but each loop past the first costs " \
                       "CPU on every request (docs/ENGINES.md)."),
+      Option.new(name: :app_concurrency, default: nil, cli: "--app-concurrency", arg: "N",
+                 coerce: ->(v) { c.positive_integer(v, "app_concurrency") }, nil_means: "no limit",
+                 doc: "fibers and hybrid engines: the most requests one fiber loop runs in the app at once " \
+                      "(hybrid: each loop); the others wait before the app, where queue time counts their " \
+                      "wait and --max-queue-time can shed them. Set it to what the app can run at once, " \
+                      "such as its database pool's size: past that, requests wait inside the app, unseen " \
+                      "(docs/QUEUE_TIME.md). The threads engine's limit is --threads."),
       Option.new(name: :max_connections, default: 4096, cli: "--max-connections", arg: "N",
                  coerce: ->(v) { c.positive_integer(v, "max_connections") },
                  doc: "The most connections one process holds open (hybrid splits it " \

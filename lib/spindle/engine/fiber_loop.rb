@@ -20,6 +20,8 @@ require_relative "inbox"
 require_relative "lingering_close"
 require_relative "connections"
 require_relative "request_deadlines"
+require_relative "app_gate"
+require_relative "wait_order"
 require_relative "../process/phase"
 
 module Spindle
@@ -79,6 +81,7 @@ module Spindle
         # hybrid's loops split the burst, and take turns (LoopShare).
         @accept_burst = @policy.accept_burst(loops: share&.loops || 1)
         @starting = 0 # accepted, their fibers queued (#start)
+        @gate = gate(config) # --app-concurrency: requests wait there for the app
         @wake_r, @wake_w = IO.pipe
       end
 
@@ -108,6 +111,10 @@ module Spindle
 
       # hybrid: the clients placed on this loop and not gone (LoopShare::Seat#placed).
       def placed = @seat.placed
+
+      # Requests waiting at the AppGate (--app-concurrency), from any thread;
+      # without one, a request runs in its connection's fiber at once.
+      def backlog = @gate ? @gate.waiting : 0
 
       # Connections this loop has open now (Connections#count), from any
       # thread.
@@ -220,7 +227,7 @@ module Spindle
         state = @reader.read(conn)
         turns = 0
         while state == :complete
-          outcome = @handler.serve(conn)
+          outcome = @gate ? @gate.pass(conn) { @handler.serve(conn) } : @handler.serve(conn)
           @served_at = Process.clock_gettime(Process::CLOCK_MONOTONIC) if @inbox
           return @connections.release(conn) if outcome == :hijacked
           return retire(conn, :done) unless outcome == :keep_alive
@@ -276,6 +283,14 @@ module Spindle
           @tasks.delete(conn)
           @connection_ended.signal
         end
+      end
+
+      # --app-concurrency: this loop's AppGate, in WaitOrder's order when
+      # --max-queue-time sheds. nil: every request goes straight in.
+      def gate(config)
+        return unless config.app_concurrency
+
+        AppGate.new(config.app_concurrency, (WaitOrder.new(config.max_queue_time) if config.max_queue_time))
       end
 
       # --request-timeout: the requests past theirs are cancelled at their

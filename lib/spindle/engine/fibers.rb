@@ -23,7 +23,7 @@ module Spindle
 
       def run = CpuAffinity.app_thread { @loop.run } # --cpu-affinity=app: this thread runs the app
       def stop = @phase.drain! # as Blocking#stop
-      def backlog = 0 # a request runs in its connection's fiber at once
+      def backlog = @loop.backlog # from any thread: requests waiting at its AppGate
       def open_connections = @loop.open_connections # from any thread
     end
   end

@@ -104,7 +104,7 @@ module Spindle
       end
 
       def stop = @phase.drain! # as Blocking#stop
-      def backlog = 0 # a request runs in its connection's fiber at once
+      def backlog = @loops.sum(&:backlog) # from any thread: requests waiting at each loop's AppGate
       def open_connections = @loops.sum(&:open_connections) # from any thread: each loop's own
     end
   end

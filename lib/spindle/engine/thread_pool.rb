@@ -23,11 +23,14 @@ module Spindle
     #   notify(count)  # lets count waits return :notified
     #
     # The pool knows nothing else of it: a Park's connections are its own.
+    #
+    # Queued items go first in, first out; with order, order.take(queue)
+    # removes the next one (WaitOrder: newest first while the queue stands).
     class ThreadPool
       AGAIN = :again
 
       def initialize(min:, max:, idle_timeout: 30, on_free: nil, context: nil, wrap: nil, name: nil, wait_on: nil,
-                     work: nil, &block)
+                     order: nil, work: nil, &block)
         @min = min
         @max = max
         @idle_timeout = idle_timeout
@@ -37,6 +40,7 @@ module Spindle
         @wrap = wrap
         @name = name
         @wait_on = wait_on
+        @order = order
         @queue = []
         @mutex = Thread::Mutex.new
         @ready = Thread::ConditionVariable.new
@@ -128,7 +132,7 @@ module Spindle
           return retire if idled && @queue.empty? && @threads.size > @min
         end
         @busy += 1
-        @queue.shift
+        @order ? @order.take(@queue) : @queue.shift
       end
 
       # Holding the lock: signals one waiting thread that an item is queued.

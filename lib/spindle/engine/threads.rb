@@ -4,6 +4,7 @@ require_relative "selector_loop"
 require_relative "reactor"
 require_relative "mailbox"
 require_relative "thread_pool"
+require_relative "wait_order"
 require_relative "pool_work"
 require_relative "park"
 require_relative "turns"
@@ -92,6 +93,7 @@ module Spindle
         slice = Turns.slice(config.max_threads) # the other pool threads and the reactor
         ThreadPool.new(min: config.min_threads, max: config.max_threads, on_free: mailbox.method(:thread_freed),
                        wrap: CpuAffinity.method(:app_thread), name: "spindle pool", wait_on: @park, work: work,
+                       order: (WaitOrder.new(config.max_queue_time) if config.max_queue_time),
                        context: -> { Turns.for_pool(slice) })
       end
     end

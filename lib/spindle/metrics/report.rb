@@ -27,7 +27,8 @@ module Spindle
          ->(w) { w["requests"] }],
         ["spindle_requests_in_flight", "gauge", "Requests the worker is running now.", ->(w) { w["in_flight"] }],
         ["spindle_requests_backlog", "gauge",
-         "Complete requests waiting for a thread (threads engine; 0 on the others).", ->(w) { w["backlog"] }],
+         "Complete requests waiting for the app: for a pool thread (threads), at the --app-concurrency gate " \
+         "(fibers, hybrid); 0 where none wait.", ->(w) { w["backlog"] }],
         ["spindle_oldest_request_age_seconds", "gauge",
          "How long the worker's oldest in-flight request has run; 0 when none is.", ->(w) { w["oldest_request_age"] }],
         ["spindle_worker_last_checkin_age_seconds", "gauge",

@@ -23,6 +23,11 @@ module Spindle
       @started_at = nil # monotonic: the current request's first byte
     end
 
+    # When the current request's first byte was read (monotonic seconds);
+    # nil before it, and for a pipelined request not yet parsed. WaitOrder
+    # reads it.
+    attr_reader :started_at
+
     def advance
       @started_at ||= Process.clock_gettime(Process::CLOCK_MONOTONIC)
       super

@@ -6,6 +6,9 @@
 #                          so on a fiber engine the loop reads nothing
 #                          meanwhile and the next request waits, as behind a
 #                          busy thread (a blocking fiber's I/O never yields).
+#   GET /wait?path=SOCKET  as /hold, but only the request's own fiber waits:
+#                          a fiber engine's loop goes on reading and serving
+#                          (--app-concurrency's gate is what holds the next).
 #   GET /__seen?MARKER     "yes" or "no": whether an earlier request that
 #                          reached the app had MARKER in its target.
 #   anything else          the request's queue time and its start, as JSON.
@@ -16,14 +19,13 @@ require "rack/utils"
 seen = []
 seen_lock = Mutex.new
 
-hold = lambda do |path|
-  Fiber.new(blocking: true) do
-    UNIXSocket.open(path) do |socket|
-      socket.write("entered\r\n")
-      socket.gets
-    end
-  end.resume
+visit = lambda do |path|
+  UNIXSocket.open(path) do |socket|
+    socket.write("entered\r\n")
+    socket.gets
+  end
 end
+hold = ->(path) { Fiber.new(blocking: true) { visit.call(path) }.resume }
 
 text = ->(body) { [200, { "content-type" => "text/plain", "content-length" => body.bytesize.to_s }, [body]] }
 
@@ -33,6 +35,9 @@ app = lambda do |env|
   when "/__seen" then next text.call(seen_lock.synchronize { seen.any? { |t| t.include?(query) } } ? "yes" : "no")
   when "/hold"
     hold.call(Rack::Utils.parse_query(query)["path"])
+    next text.call("released\n")
+  when "/wait"
+    visit.call(Rack::Utils.parse_query(query)["path"])
     next text.call("released\n")
   end
 
