@@ -3,7 +3,7 @@
 require "minitest/autorun"
 require_relative "../lib/bench"
 
-# --ruby 3.3 hands the run to bin/test-ruby3.3's chroot with YJIT on; every
+# --ruby 3.4 (3.3) hands the run to bin/test-ruby3.4's (3.3's) chroot with YJIT on; every
 # Ruby server then gets RUBY_YJIT_ENABLE=1, and a scenario's own Gemfile.
 class LaneTest < Minitest::Test
   def teardown
@@ -27,6 +27,16 @@ class LaneTest < Minitest::Test
     env, argv = Bench::Lane.command("3.3", %w[blog --ruby=3.3], yjit: false)
     assert_equal %w[blog --no-yjit], argv.drop(1)
     assert_nil env["SPINDLE_RUBY33_YJIT"], "Debian's ruby3.3 without YJIT"
+  end
+
+  # Each lane's own settings, as bin/test-ruby reads them (SPINDLE_RUBY34_*),
+  # and its own chroot's lock to wait on.
+  def test_the_3_4_lane_is_told_by_its_own_settings
+    env, argv = Bench::Lane.command("3.4", %w[rails8 --ruby 3.4 --quick], yjit: true)
+    assert_equal({ "SPINDLE_RUBY34_SCRIPT" => "bench/run", "SPINDLE_RUBY34_YJIT" => "1" }, env)
+    assert_equal [File.join(Bench::Paths::ROOT, "bin/test-ruby3.4"), "rails8", "--quick", "--yjit"], argv
+    assert_equal "/var/cache/spindle/trixie-ruby3.4", Bench::Lane.chroot("3.4") unless ENV["SPINDLE_RUBY34_CHROOT"]
+    assert_equal "/var/cache/spindle/trixie-ruby3.3", Bench::Lane.chroot("3.3") unless ENV["SPINDLE_RUBY33_CHROOT"]
   end
 
   # Built, not started (the real blog's env would start PostgreSQL).

@@ -5,7 +5,7 @@ require "tmpdir"
 require "json"
 require_relative "../lib/bench"
 
-# The real-app scenarios (rails, rails-show, blog, rails-per-gb, issue 16):
+# The real-app scenarios (rails, rails-show, blog, rails-per-gb, issue 16; rails8, issue 67):
 # their definitions, the profile split, and their pages from records alone.
 class RealAppsTest < Minitest::Test
   SCENARIOS = Bench::Scenario.load_all
@@ -29,6 +29,24 @@ class RealAppsTest < Minitest::Test
     assert_includes gems.call(bundle), "stackprof"
     rails = ->(file) { File.read("#{file}.lock")[/^    railties \(([^)]+)\)$/, 1] }
     assert_equal rails.call(app), rails.call(bundle)
+  end
+
+  # rails8: every server under one bundle, test/apps/rails8's own Gemfile
+  # (evaluated, not copied) plus the peers, locked to the app's Rails; and
+  # refused in one line on a Ruby older than Rails 8 allows.
+  def test_the_rails8_bundle_is_the_rails8_app_s_gemfile_plus_the_servers
+    scenario = SCENARIOS.fetch("rails8")
+    assert_equal Bench::Paths::RAILS8_GEMFILE, scenario.bundle
+    assert_equal "/posts", scenario.path
+    gemfile = File.read(Bench::Paths::RAILS8_GEMFILE)
+    app = File.join(Bench::Paths::ROOT, "test", "apps", "rails8", "Gemfile")
+    assert_equal app, File.expand_path(gemfile[/^eval_gemfile "([^"]+)"$/, 1], File.dirname(Bench::Paths::RAILS8_GEMFILE))
+    assert_empty %w[puma falcon stackprof] - gemfile.scan(/^gem "([^"]+)"/).flatten
+    rails = ->(file) { File.read("#{file}.lock")[/^    railties \(([^)]+)\)$/, 1] }
+    assert_equal rails.call(app), rails.call(Bench::Paths::RAILS8_GEMFILE)
+    assert_match(/\Aneeds Ruby 3\.2 or later, this is 3\.1\.2: /, scenario.refusal("3.1.2"))
+    assert_nil scenario.refusal("3.4.1")
+    assert_nil SCENARIOS.fetch("rails").refusal("3.1.2")
   end
 
   # Stacks are root first; a sample belongs to its innermost frame of a known

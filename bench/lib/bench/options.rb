@@ -38,7 +38,7 @@ module Bench
       given = values.keys.freeze
       values = defaults.merge(values)
       values[:list] ||= rest.empty?
-      values[:yjit] = Lane.elsewhere?(values[:ruby]) if values[:yjit].nil? # the 3.3 lane runs with YJIT
+      values[:yjit] = Lane.elsewhere?(values[:ruby]) if values[:yjit].nil? # the 3.3 and 3.4 lanes run with YJIT
       Settings.new(**(values[:quick] ? QUICK : FULL), **values, scenario: rest.first, given: given).freeze
     end
 
@@ -65,8 +65,8 @@ module Bench
         o.on("--render", "Only re-render the reports from the newest JSON of each scenario.") { values[:render_only] = true }
         o.on("--deadline MINUTES", Integer, "Stop starting new trials this long after the run starts (default 180; --quick: its budgets).") { |v| values[:deadline_minutes] = positive(v) }
         o.on("--ruby VERSION", Lane::RUBIES, "Run the servers on this Ruby (#{Lane::RUBIES.join(', ')}; default #{Lane::HERE}, " \
-                                             "this machine's). 3.3 runs in bin/test-ruby3.3's chroot, YJIT on.") { |v| values[:ruby] = v }
-        o.on("--[no-]yjit", "YJIT on (RUBY_YJIT_ENABLE=1) for every Ruby server (default: on with --ruby 3.3 only).") { |v| values[:yjit] = v }
+                                             "this machine's). 3.3 and 3.4 run in bin/test-ruby3.3's and bin/test-ruby3.4's chroots, YJIT on.") { |v| values[:ruby] = v }
+        o.on("--[no-]yjit", "YJIT on (RUBY_YJIT_ENABLE=1) for every Ruby server (default: on with --ruby 3.3 or 3.4 only).") { |v| values[:yjit] = v }
         o.on("--profile", "rails, blog: also a CPU profile of the server process per engine, split into server and app code.") { values[:profile] = true }
         o.on("--list", "List scenarios and servers.") { values[:list] = true }
       end

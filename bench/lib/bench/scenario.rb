@@ -14,7 +14,7 @@ module Bench
   # `#measure(connections) -> Hash` like Bench::WrkTrial.
   class Scenario < Struct.new(:name, :title, :description, :app, :path, :connections, :processes, :expect_body,
                               :nginx, :servers, :trial, :goal, :env, :report, :threads, :custom, :server_args, :quick, :gemfile,
-                              :warmup, :warm_pools, keyword_init: true)
+                              :warmup, :warm_pools, :min_ruby, keyword_init: true)
     @all = {}
 
     class << self
@@ -59,6 +59,9 @@ module Bench
     # in its process, lazily (Rails 7.1+), so with several processes the
     # warm-up runs at more connections (WrkTrial#warm_up_connections) and
     # every process's pool is open before the rounds measure.
+    # min_ruby: the oldest Ruby the app runs on ("3.2" for Rails 8): on an
+    # older one bench/run refuses the scenario (#refusal) rather than fail
+    # to bundle it.
     # quick: the scenario's shape under --quick (see Bench::QuickShape):
     # { servers:, connections:, processes:, rounds:, budget_s: }, each key
     # optional and used only where the user did not pass the flag.
@@ -103,6 +106,13 @@ module Bench
                  end
       names = settings.servers || (quick[:servers] if settings.quick) || servers || runtimes.keys
       names.any? { |glob| runtimes.any? { |name, runtime| runtime == :peers && File.fnmatch(glob, name) } }
+    end
+
+    # Why this Ruby cannot run it (one line), or nil.
+    def refusal(ruby = RUBY_VERSION)
+      return unless min_ruby && Gem::Version.new(ruby) < Gem::Version.new(min_ruby)
+
+      "needs Ruby #{min_ruby} or later, this is #{ruby}: run it on another (bench/run --ruby 3.4 #{name})"
     end
 
     def nginx_location(launch)
