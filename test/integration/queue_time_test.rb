@@ -76,7 +76,7 @@ class QueueTimeTest < SpindleIntegrationTest
       visit.release
 
       assert_equal 200, held.read_response.status
-      assert_shed queued.read_response, queued
+      assert_shed queued.read_response, queued, proxied: true
       response = health.read_response
       assert_equal [200, "ok\n"], [response.status, response.body], "a health check is never shed"
       refute app_saw?("shed-#{name}", process), "the app was called for a shed request"
@@ -123,7 +123,7 @@ class QueueTimeTest < SpindleIntegrationTest
     visit.release
 
     assert_equal 200, held.read_response.status
-    assert_shed queued.read_response, queued
+    assert_shed queued.read_response, queued, proxied: false
     refute app_saw?("unstamped", process)
   end
 
@@ -136,11 +136,20 @@ class QueueTimeTest < SpindleIntegrationTest
     JSON.parse(response.body)
   end
 
-  def assert_shed(response, connection)
+  # proxied: the request came from the trusted proxy (127.0.0.1), whose
+  # connection stays open and serves its next request; a client's (::1)
+  # closes.
+  def assert_shed(response, connection, proxied:)
     assert_equal 503, response.status, response.to_s
     assert_equal "1", response["retry-after"]
-    assert response.close?, "a shed response closes its connection:\n#{response}"
-    connection.read_until_eof
+    if proxied
+      refute response.close?, "a shed response keeps a trusted proxy's connection:\n#{response}"
+      connection.write(request("GET", "/after-shed"))
+      assert_equal 200, connection.read_response.status, "the proxy's next request on it is served"
+    else
+      assert response.close?, "a shed response closes a client's connection:\n#{response}"
+      connection.read_until_eof
+    end
   end
 
   def access_lines(process)

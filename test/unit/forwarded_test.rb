@@ -18,6 +18,13 @@ class ForwardedTest < Minitest::Test
     env
   end
 
+  # The answer QueueShedding reads (as spindle.proxied): was the peer trusted?
+  def test_apply_says_whether_the_peer_was_a_trusted_proxy
+    assert_equal true, forwarded.apply({ "REMOTE_ADDR" => "10.1.2.3" }), "trusted, even with no X-Forwarded-* field"
+    assert_equal false, forwarded.apply({ "REMOTE_ADDR" => "198.51.100.7", "HTTP_X_FORWARDED_FOR" => "10.0.0.1" })
+    assert_equal false, forwarded.apply({}), "no peer address: not trusted"
+  end
+
   def test_the_right_most_untrusted_address_is_the_client
     assert_equal "198.51.100.7", apply("127.0.0.1", for: "203.0.113.9, 198.51.100.7")["REMOTE_ADDR"]
     assert_equal "198.51.100.7", apply("10.1.2.3", for: "6.6.6.6, 198.51.100.7, 10.0.0.5, 127.0.0.1")["REMOTE_ADDR"]

@@ -73,8 +73,8 @@ class RequestPathTest < Minitest::Test
                       trusted_proxies: Spindle::HTTP::Forwarded.parse_networks(%w[127.0.0.1]))
     stale = "X-Request-Start: t=#{((Time.now.to_f - 10) * 1e6).to_i}\r\n"
     conn, client = connect(handler)
-    assert_equal [:close, "503"], exchange(handler, conn, client, "GET / HTTP/1.1\r\nHost: x\r\n#{stale}\r\n")
-    conn, client = connect(handler)
+    assert_equal [:keep_alive, "503"], exchange(handler, conn, client, "GET / HTTP/1.1\r\nHost: x\r\n#{stale}\r\n"),
+                 "shed, and the trusted proxy's connection kept"
     assert_equal [:keep_alive, "200"], exchange(handler, conn, client, "GET /up HTTP/1.1\r\nHost: x\r\n#{stale}\r\n"),
                  "a health check is never shed"
     assert_equal [:keep_alive, "200"], exchange(handler, conn, client, GET), "a fresh request is served"
@@ -84,16 +84,25 @@ class RequestPathTest < Minitest::Test
     assert_match(/WARN spindle: shed a request that waited 10\.\d{3}s, past --max-queue-time 1s: 503$/, logged_errors)
   end
 
-  def test_the_503_says_retry_after_and_closes
-    handler = handler(max_queue_time: 1.0, trusted_proxies: Spindle::HTTP::Forwarded.parse_networks(%w[127.0.0.1]))
-    conn, client = connect(handler)
-    client.write("GET / HTTP/1.1\r\nHost: x\r\nX-Request-Start: t=#{Time.now.to_f - 10}\r\n\r\n")
-    read_request(conn)
-    handler.serve(conn)
-    head = client.readpartial(65_536).split("\r\n\r\n").first.split("\r\n")
+  # The peer of these socket pairs is 127.0.0.1: trusted here, so its stamp
+  # counts and its connection stays open for the proxy's next request.
+  def test_the_503_says_retry_after_and_keeps_a_trusted_proxys_connection
+    head, outcome = shed_head(trusted_proxies: Spindle::HTTP::Forwarded.parse_networks(%w[127.0.0.1]),
+                              stamp: "X-Request-Start: t=#{Time.now.to_f - 10}\r\n")
+    assert_equal "HTTP/1.1 503 Service Unavailable", head.first
+    assert_includes head, "retry-after: 1"
+    refute_includes head, "connection: close"
+    assert_equal :keep_alive, outcome
+  end
+
+  # Untrusted (no --trusted-proxies): the wait is the server's own, made
+  # longer than a 1 ms limit by waiting for the clock, and the 503 closes.
+  def test_the_503_to_a_client_not_a_trusted_proxy_closes_its_connection
+    head, outcome = shed_head(trusted_proxies: nil, stamp: "")
     assert_equal "HTTP/1.1 503 Service Unavailable", head.first
     assert_includes head, "retry-after: 1"
     assert_includes head, "connection: close"
+    assert_equal :close, outcome
   end
 
   # A pipelined request waits behind its own connection's earlier one, by
@@ -235,6 +244,19 @@ class RequestPathTest < Minitest::Test
     conn = handler.open_connection(server, FakeListener.new("localhost", "80"),
                                    Spindle::Engine::Outbox.new(server, build_config))
     [conn, client]
+  end
+
+  # A request shed under --max-queue-time 1 ms: its response's head lines
+  # and the outcome. Served once the clock is 10 ms past its first byte.
+  def shed_head(trusted_proxies:, stamp:)
+    handler = handler(max_queue_time: 0.001, trusted_proxies: trusted_proxies)
+    conn, client = connect(handler)
+    client.write("GET / HTTP/1.1\r\nHost: x\r\n#{stamp}\r\n")
+    read_request(conn)
+    read_at = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    Thread.pass while Process.clock_gettime(Process::CLOCK_MONOTONIC) < read_at + 0.01
+    outcome = handler.serve(conn)
+    [client.readpartial(65_536).split("\r\n\r\n").first.split("\r\n"), outcome]
   end
 
   # One request on conn: the outcome, and the status the client read.

@@ -51,14 +51,17 @@ module Spindle
       end
 
       # Rewrites env from the X-Forwarded-* fields, if its peer is trusted.
+      # True when it was (the request came through a trusted proxy), else
+      # false.
       def apply(env)
-        return unless trusted?(env[REMOTE_ADDR])
+        return false unless trusted?(env[REMOTE_ADDR])
 
         client = client_address(env[FOR])
         env[REMOTE_ADDR] = client if client
         scheme = scheme(env[PROTO])
         env["rack.url_scheme"] = scheme if scheme
         host(env, env[HOST])
+        true
       end
 
       # Whether address (a String) is in a trusted network; false when it is

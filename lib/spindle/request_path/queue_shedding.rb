@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "queue_timing"
+require_relative "forwarded_headers"
 require_relative "../log/throttle"
 
 module Spindle
@@ -34,17 +35,18 @@ module Spindle
         wait = env[QueueTiming::TIME]
         return @app.call(env) unless wait > @max
 
-        shed(wait)
+        shed(wait, env.key?(ForwardedHeaders::PROXIED))
       end
 
       private
 
-      def shed(wait)
+      def shed(wait, proxied)
         @tracker.shed!
         @log.warn(format("shed a request that waited %.3fs, past --max-queue-time %gs: 503", wait, @max))
         # Fresh headers each time: the writer and the callbacks may keep them.
-        [503, { "content-type" => "text/plain", "retry-after" => RETRY_AFTER, "connection" => "close",
-                "cache-control" => "no-store" }, [BODY]]
+        headers = { "content-type" => "text/plain", "retry-after" => RETRY_AFTER, "cache-control" => "no-store" }
+        headers["connection"] = "close" unless proxied
+        [503, headers, [BODY]]
       end
     end
   end
