@@ -25,6 +25,20 @@ class ForwardedTest < Minitest::Test
     assert_equal false, forwarded.apply({}), "no peer address: not trusted"
   end
 
+  # Verdicts are remembered per peer (Forwarded::VERDICTS of them): still
+  # right once more peers than that have asked, and for a String its
+  # caller changed after asking (the memory keeps its own copy).
+  def test_remembered_verdicts_stay_right
+    f = forwarded
+    peers = Array.new(Forwarded::VERDICTS + 10) { |i| i.even? ? "10.0.#{i / 256}.#{i % 256}" : "192.0.2.#{i % 256}" }
+    2.times { peers.each_with_index { |peer, i| assert_equal i.even?, f.trusted?(peer), peer } }
+    address = +"10.9.9.9"
+    assert f.trusted?(address)
+    address.replace("192.0.2.1")
+    refute f.trusted?(address), "asked again after the caller changed its String"
+    assert f.trusted?("10.9.9.9")
+  end
+
   def test_the_right_most_untrusted_address_is_the_client
     assert_equal "198.51.100.7", apply("127.0.0.1", for: "203.0.113.9, 198.51.100.7")["REMOTE_ADDR"]
     assert_equal "198.51.100.7", apply("10.1.2.3", for: "6.6.6.6, 198.51.100.7, 10.0.0.5, 127.0.0.1")["REMOTE_ADDR"]
