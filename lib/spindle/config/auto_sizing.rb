@@ -8,7 +8,7 @@ module Spindle
   class Config
     # --workers auto, --threads auto and --worker-memory-limit auto: each
     # turned into a number at start, from what the container allows, and a
-    # log line saying what was found and why (docs/DEPLOY.md, "Containers").
+    # log line saying what was found and why (docs/SIZING.md).
     class AutoSizing
       AUTO = :auto
       # Rails 8's generated config/puma.rb: RAILS_MAX_THREADS, else 3 (Rails

@@ -59,8 +59,8 @@ module Spindle
           A bad value in either is a start-up error naming the variable. With `auto`
           (`workers`, `threads`, `worker_memory_limit`, on the command line, in the file or
           in `WEB_CONCURRENCY`) the number is settled at start from the container's
-          cgroup limits, and one log line each says what was found and why; docs/DEPLOY.md,
-          "Containers", has the rules and their reasons.
+          cgroup limits, and one log line each says what was found and why; docs/SIZING.md
+          has the rules and their reasons.
         MD
       end
 

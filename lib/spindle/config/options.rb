@@ -185,7 +185,7 @@ module Spindle
                       "the container's CPU quota (cgroup v2 cpu.max or v1 cpu.cfs_quota_us), " \
                       "rounded up, at least 1 and at most the CPUs this process may run on " \
                       "(its affinity mask), which is the count without a quota; logged at start " \
-                      "with what was found (docs/DEPLOY.md, Containers). Without this option, " \
+                      "with what was found (docs/SIZING.md). Without this option, " \
                       "WEB_CONCURRENCY (a number or auto) when set."),
       Option.new(name: :preload, default: true, cli: "--[no-]preload",
                  coerce: ->(v) { c.boolean(v) },

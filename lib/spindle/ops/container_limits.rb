@@ -3,7 +3,7 @@
 module Spindle
   # The CPU quota and memory limit the kernel holds this process to: its
   # cgroup's, read the way the kernel publishes them, for --workers auto and
-  # the master's memory check (docs/DEPLOY.md, "Containers").
+  # the master's memory check (docs/SIZING.md).
   #
   # Why not the machine's core count: a container given 1 CPU on a 64-core
   # host sees 64 processors, and 64 workers there share one CPU's time,
