@@ -53,12 +53,14 @@ module OpenLoopClientBehaviour
   end
 
   def test_a_shed_answer_counts_apart_and_its_closed_connection_is_replaced
-    r = load("/shed", rate: 100, seconds: 0.1)
-    assert_equal({ 503 => 10 }, r.statuses)
-    assert_equal 0, r.statuses[200] # a status never seen counts 0, as the scenario reads it
-    assert_empty r.ok_latencies
-    assert_equal 10, r.connections_opened # one per request: each 503 closed its own
-    assert_nil r.last_ok
+    %w[/shed /shed_lingering].each do |path|
+      r = load(path, rate: 100, seconds: 0.1)
+      assert_equal({ 503 => 10 }, r.statuses, path)
+      assert_equal 0, r.statuses[200] # a status never seen counts 0, as the scenario reads it
+      assert_empty r.ok_latencies
+      assert_equal 10, r.connections_opened, path # one per request: each 503 closed its own
+      assert_nil r.last_ok
+    end
   end
 
   def test_a_connection_closed_mid_body_is_an_error
@@ -109,7 +111,8 @@ module OpenLoopClientBehaviour
       ["HTTP/1.1 200 OK\r", "\ntransfer-encoding: chunked\r\n\r", "\n5\r", "\nhel", "lo\r\n0\r", "\n\r", "\n"].each { |piece| sock.write(piece) }
     when "/early" then sock.write("HTTP/1.1 103 Early Hints\r\nlink: </a.css>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
     when "/to_close" then sock.write("HTTP/1.1 200 OK\r\n\r\nuntil the close")
-    when "/shed" then sock.write("HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\ncontent-length: 0\r\n\r\n")
+    when "/shed", "/shed_lingering" # the latter leaves the close to the client, as its header says
+      sock.write("HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\ncontent-length: 0\r\n\r\n")
     when "/truncated" then sock.write("HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nhel")
     when "/silent" then loop { sleep 1 } # killed at teardown
     end
