@@ -140,6 +140,19 @@ class OpenLoopNativeTest < Minitest::Test
     skip "gcc missing: the C client cannot be built" unless Bench::OpenLoop::Native.available?
     Bench::OpenLoop::Native
   end
+
+  def test_on_a_tick_grid_every_request_is_still_sent_and_answered
+    r = client.new(port: @listener.addr[1], path: "/length", rate: 100, seconds: 0.1, max_connections: 4, tick: 0.03).run
+    assert_equal({ 200 => 10 }, r.statuses)
+    assert_equal 0, r.timeouts + r.errors
+  end
+
+  def test_bad_arguments_are_refused_with_a_message
+    e = assert_raises(Bench::OpenLoop::Native::RunError) do
+      client.new(port: @listener.addr[1], path: "/a b", rate: 100, seconds: 0.1, max_connections: 4).run
+    end
+    assert_match(/exited 2: open_loop: --path has a space/, e.message)
+  end
 end
 
 # The overload page's verdicts.
