@@ -197,17 +197,13 @@ static double *ok_latencies, *ok_from_send;
 static long long ok_count, timeouts, errors, late_sends, connections_opened;
 static double last_ok = -1;
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static double clock_seconds(clockid_t id) {
   struct timespec ts;
   clock_gettime(id, &ts);
   return ts.tv_sec + ts.tv_nsec / 1e9;
 }
+
+static double now(void) { return clock_seconds(CLOCK_MONOTONIC); }
 
 static double slot_time(long long n) { return start + n / opt.rate; }
 
