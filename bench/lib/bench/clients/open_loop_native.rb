@@ -56,8 +56,9 @@ module Bench
       # (counted in its latency). 0: each at its slot, as Bench::OpenLoop.
       # On this 2-core VM 1 ms takes the client from ~0.2 to ~0.1 core at
       # 5,000 req/s (open_loop.c's head comment says why), but the server
-      # then gets requests in bursts, which it feels (spindle-threads at
-      # 10,000 req/s: p99 ~5 ms exact, 220 ms at 1 ms): not for the figures.
+      # then gets requests in bursts, which it may feel: by hand against
+      # spindle-threads at 10,000 req/s, 4 of 5 runs with a 0.5 or 1 ms tick
+      # had a p99 over 160 ms, 1 of 7 without. Not for the report's figures.
       def initialize(port:, path:, rate:, seconds:, max_connections:, timeout: 10, stamp: false, tick: 0)
         @args = ["--port", port, "--path", path, "--rate", rate, "--seconds", seconds,
                  "--max-connections", max_connections, "--timeout", timeout, "--tick", tick].map(&:to_s)
