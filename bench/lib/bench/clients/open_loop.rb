@@ -19,6 +19,10 @@ module Bench
   # Bounded: rate * seconds requests; a request not answered `timeout`
   # seconds after its slot is given up (a timeout, sent or not); nothing runs
   # past seconds + timeout.
+  #
+  # open_loop.c (OpenLoop::Native, open_loop_native.rb) is the same client
+  # in C, at about half the CPU; bench/test/overload_test.rb holds both to
+  # the same behaviour.
   class OpenLoop
     Result = Struct.new(:offered, :seconds, :wall, :last_ok, :statuses, :ok_latencies, :ok_from_send, :timeouts, :errors, :late_sends,
                         :connections_opened, :cpu_s, keyword_init: true)
