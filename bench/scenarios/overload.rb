@@ -2,6 +2,7 @@
 
 require_relative "../lib/bench/app_db"
 require_relative "../lib/bench/clients/open_loop"
+require_relative "../lib/bench/clients/open_loop_native"
 require_relative "../lib/bench/stats"
 require_relative "../lib/bench/report/parts"
 require_relative "../lib/bench/server_process"
@@ -16,7 +17,8 @@ require_relative "../lib/bench/log"
 # same offered rate for every server, twice spindle-threads' capacity
 # measured at the start of the run (the server the targets are about: so it
 # is at about twice its own, and a slower peer further past its own), from
-# the open-loop client (Bench::OpenLoop).
+# the open-loop client (Bench::OpenLoop::Native, in C; Bench::OpenLoop, in
+# Ruby, where gcc is missing).
 module Bench
   module Overload
     MAX_QUEUE_TIME = 0.25 # s: ~10x the blog's unloaded p99 on this machine, far below a client's patience
@@ -82,11 +84,16 @@ module Bench
       private
 
       def open_loop(rate, seconds)
-        r = OpenLoop.new(port: @server.launch.port, path: @scenario.path, rate: rate, seconds: seconds,
+        r = Overload.client.new(port: @server.launch.port, path: @scenario.path, rate: rate, seconds: seconds,
                          max_connections: MAX_CONNECTIONS, timeout: TIMEOUT, stamp: true).run
-        Overload.summarize(r, rate)
+        Overload.summarize(r, rate).merge(client: Overload.client.name)
       end
     end
+
+    # The C client where it can be built: the Ruby one costs 0.3-0.6 of a
+    # core at 1,000 req/s, on the cores the server needs, and cannot hold
+    # the blog page's rate at all.
+    def self.client = OpenLoop::Native.available? ? OpenLoop::Native : OpenLoop
 
     # A client run's figures: only 2xx count as served.
     def self.summarize(result, rate)
@@ -155,6 +162,15 @@ module Bench
         "the median of #{runs.size} runs (#{runs.map { |r| F.integer(r.round) }.join(', ')})"
       end
 
+      # Runs before the C client have no name recorded: the Ruby one.
+      def client_text(name)
+        if name == "Bench::OpenLoop::Native"
+          "`bench/lib/bench/clients/open_loop.c` (C, one thread, epoll, a process of its own)"
+        else
+          "`bench/lib/bench/clients/open_loop.rb`, in the bench process (Ruby, one thread)"
+        end
+      end
+
       def markdown(record, json_name, cells)
         ref = record[:measurements].find { |m| m[:reference] }&.dig(:reference) || {}
         m = record[:measurements].find { |x| x[:overload] } || {}
@@ -165,8 +181,8 @@ module Bench
                                  "**#{F.rps(ref[:capacity])} req/s**), for #{seconds} s"],
                 ["Capacity", "each server's own: unpaced wrk -c #{CAPACITY_CONNECTIONS} for #{record[:settings][:duration_s]} s after its warm-up"],
                 ["Unloaded p99", "the open-loop client at #{(UNLOADED * 100).round} % of the server's own capacity, #{seconds} s"],
-                ["Client", "`bench/lib/bench/clients/open_loop.rb`, in the bench process (Ruby, one thread, on the same 2 cores " \
-                           "as the server and PostgreSQL): request n due at start + n ÷ rate, latency counted from that slot, " \
+                ["Client", "#{client_text(m.dig(:overload, :client))}, on the same 2 cores " \
+                           "as the server and PostgreSQL: request n due at start + n ÷ rate, latency counted from that slot, " \
                            "up to #{MAX_CONNECTIONS} keep-alive connections, a request not answered #{TIMEOUT} s after its slot " \
                            "is a timeout. Each request carries `X-Request-Start` stamped at its send, as a proxy in front would stamp it. " \
                            "Only 2xx count as served: goodput = 2xx ÷ the time from the first slot to the last 2xx; p50/p99 are of " \
