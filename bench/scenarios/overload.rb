@@ -35,27 +35,35 @@ module Bench
     REFERENCE_RUNS = 3
 
     # The reference capacity on this page, once per bench/run process and
-    # scenario (a start of its own, wrk -c 16 unpaced), as latency.rb
-    # calibrates on Puma: the median of REFERENCE_RUNS runs after the
-    # warm-up. One run was not enough: twice it read 1.5-1.7x every later
-    # capacity of the same server (513 against 334-403 req/s; 321 against
-    # 190), and the offered rate was then near 3x, not 2x.
+    # scenario, as latency.rb calibrates on Puma: REFERENCE_RUNS starts of
+    # its own, each warmed up and measured once (wrk -c 16, unpaced), and
+    # their median. Starts, not runs of one start: the threads engine pins
+    # its app threads to a CPU drawn at random at each start
+    # (--cpu-affinity auto, docs/ENGINES.md), and on 2 cores shared with
+    # the client and PostgreSQL the draw moves its capacity. One start made
+    # the offered rate 2.7-3.4x the same server's later capacities in two
+    # runs, and 1x in a third.
     def self.reference(settings, scenario)
       (@reference ||= {})[scenario.name] ||= begin
-        server = ServerProcess.for(spec: SERVERS.fetch(REFERENCE), scenario: scenario, threads: settings.threads, processes: 1)
-        server.start
-        wrk = ->(seconds) { Wrk.new(server_pid: server.pgid, url: server.launch.url(scenario.path), connections: CAPACITY_CONNECTIONS,
-                                    duration: seconds, threads: 1, timeout: settings.wrk_timeout).run }
-        wrk.call(settings.warmup)
-        runs = Array.new(REFERENCE_RUNS) { wrk.call(settings.duration).result.then { |r| r[:requests] / (r[:duration_us] / 1e6) } }
-        max = Stats.median(runs)
-        Log.info(format("overload: the reference, %s: capacity (wrk -c %d, median of %d x %d s: %s) = %.0f req/s", REFERENCE,
-                        CAPACITY_CONNECTIONS, REFERENCE_RUNS, settings.duration, runs.map(&:round).join(", "), max))
-        { server: REFERENCE, capacity: max.round(1), runs: runs.map { |r| r.round(1) }, offered_rps: (max * LOAD).round,
-          command: server.command_line }
-      ensure
-        server&.stop
+        runs = Array.new(REFERENCE_RUNS) { reference_start(settings, scenario) }
+        max = Stats.median(runs.map { |r| r[:rps] })
+        Log.info(format("overload: the reference, %s: capacity (wrk -c %d, %d s, median of %d starts: %s) = %.0f req/s", REFERENCE,
+                        CAPACITY_CONNECTIONS, settings.duration, REFERENCE_RUNS, runs.map { |r| r[:rps].round }.join(", "), max))
+        { server: REFERENCE, capacity: max.round(1), runs: runs.map { |r| r[:rps].round(1) }, offered_rps: (max * LOAD).round,
+          command: runs.first[:command] }
       end
+    end
+
+    def self.reference_start(settings, scenario)
+      server = ServerProcess.for(spec: SERVERS.fetch(REFERENCE), scenario: scenario, threads: settings.threads, processes: 1)
+      server.start
+      wrk = ->(seconds) { Wrk.new(server_pid: server.pgid, url: server.launch.url(scenario.path), connections: CAPACITY_CONNECTIONS,
+                                  duration: seconds, threads: 1, timeout: settings.wrk_timeout).run }
+      wrk.call(settings.warmup)
+      r = wrk.call(settings.duration).result
+      { rps: r[:requests] / (r[:duration_us] / 1e6), command: server.command_line }
+    ensure
+      server&.stop
     end
 
     class Trial < WrkTrial
@@ -155,11 +163,11 @@ module Bench
 
       def ratio(f) = f[:capacity].to_f.positive? ? format("%.1f ×", f[:offered].to_f / f[:capacity]) : "–"
 
-      # "the median of 3 runs (480, 513, 455)"; a record from before the runs
+      # "the median of 3 starts (480, 513, 455)"; a record from before the runs
       # were kept: "1 run".
       def reference_runs(ref)
         runs = ref[:runs] or return "1 run"
-        "the median of #{runs.size} runs (#{runs.map { |r| F.integer(r.round) }.join(', ')})"
+        "the median of #{runs.size} starts (#{runs.map { |r| F.integer(r.round) }.join(', ')})"
       end
 
       # Runs before the C client have no name recorded: the Ruby one.
@@ -176,7 +184,7 @@ module Bench
         m = record[:measurements].find { |x| x[:overload] } || {}
         seconds = m.dig(:overload, :seconds)
         head = [["Offered load", "#{F.integer(ref[:offered_rps].to_i)} req/s for every server: #{LOAD} × #{ref[:server]}'s capacity measured " \
-                                 "at the start of the run (a start of its own, 1 process, #{record[:settings][:threads_per_process]} threads, " \
+                                 "at the start of the run (starts of its own, 1 process, #{record[:settings][:threads_per_process]} threads, " \
                                  "unpaced wrk -c #{CAPACITY_CONNECTIONS}, #{reference_runs(ref)}: " \
                                  "**#{F.rps(ref[:capacity])} req/s**), for #{seconds} s"],
                 ["Capacity", "each server's own: unpaced wrk -c #{CAPACITY_CONNECTIONS} for #{record[:settings][:duration_s]} s after its warm-up"],
