@@ -39,10 +39,10 @@ module Bench
     # its own, each warmed up and measured once (wrk -c 16, unpaced), and
     # their median. Starts, not runs of one start: the threads engine pins
     # its app threads to a CPU drawn at random at each start
-    # (--cpu-affinity auto, docs/ENGINES.md), and on 2 cores shared with
-    # the client and PostgreSQL the draw moves its capacity. One start made
-    # the offered rate 2.7-3.4x the same server's later capacities in two
-    # runs, and 1x in a third.
+    # (--cpu-affinity auto, docs/ENGINES.md), which may move its capacity
+    # on 2 cores shared with the client and PostgreSQL. Three starts read
+    # 286, 382 and 299 req/s; one start made the offered rate 2.7-3.4x the
+    # same server's later capacities in two runs, and 1x in a third.
     def self.reference(settings, scenario)
       (@reference ||= {})[scenario.name] ||= begin
         runs = Array.new(REFERENCE_RUNS) { reference_start(settings, scenario) }
@@ -70,11 +70,6 @@ module Bench
       def initialize(**)
         super
         @seconds = @settings.quick ? 3 : [@settings.duration, 10].max
-      end
-
-      def warm_up(connections)
-        Overload.reference(@settings, @scenario)
-        super
       end
 
       def measure(_connections)
@@ -268,6 +263,10 @@ end
     gemfile: Bench::Paths::APPS_GEMFILE,
     env: Bench::AppDb.env,
     trial: Bench::Overload::Trial,
+    # The reference starts before any other server: a Spindle threads server
+    # left idle beside them measured 215 req/s against the reference's
+    # 286-382, its CPU pinning given up while they loaded its CPU.
+    prepare: ->(settings, scenario) { Bench::Overload.reference(settings, scenario) },
     report: Bench::Overload::Report,
     warmup: 10,
     warm_pools: warm_pools,

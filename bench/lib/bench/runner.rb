@@ -37,6 +37,7 @@ module Bench
     def run
       RunRecord.around(@scenario, load_generator) do
         servers = describe_servers
+        @scenario.prepare&.call(@settings, @scenario) # before any server of the run is started
         processes.each do |procs|
           next run_alternating(procs) if @settings.alternate
 

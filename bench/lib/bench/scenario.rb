@@ -14,7 +14,7 @@ module Bench
   # `#measure(connections) -> Hash` like Bench::WrkTrial.
   class Scenario < Struct.new(:name, :title, :description, :app, :path, :connections, :processes, :expect_body,
                               :nginx, :servers, :trial, :goal, :env, :report, :threads, :custom, :server_args, :quick, :gemfile,
-                              :warmup, :warm_pools, :min_ruby, keyword_init: true)
+                              :warmup, :warm_pools, :min_ruby, :prepare, keyword_init: true)
     @all = {}
 
     class << self
