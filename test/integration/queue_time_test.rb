@@ -96,6 +96,44 @@ class QueueTimeTest < SpindleIntegrationTest
     assert_shed_on_own_clock(ENGINES["threads"], "/hold")
   end
 
+  # While a queue stands (its oldest request has waited half of
+  # --max-queue-time), the threads engine's pool takes the newest first
+  # (WaitOrder), keep-alive connections' requests too.
+  def test_threads_takes_the_newest_first_while_a_queue_stands_keep_alive_connections_included
+    process = spawn_server(*ENGINES["threads"], *COMMON, "--max-queue-time", "3", APP)
+    clients = warmed_connections(process, 3)
+    visit = hold_the_thread(process)
+    first_sent = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    clients.each_with_index do |client, i|
+      client.write(request("GET", "/order-#{i}"))
+      wait_until("request #{i} queued for the pool") { scrape(process)["spindle_requests_backlog", worker: 0] == i + 1 }
+    end
+    wait_until("the oldest past half of --max-queue-time") { Process.clock_gettime(Process::CLOCK_MONOTONIC) > first_sent + 1.8 }
+    visit.release
+
+    clients.each { |client| assert_equal 200, client.read_response.status }
+    assert_equal %w[/order-2 /order-1 /order-0], served_in_order(process, 3), "newest first"
+  end
+
+  # Under --max-queue-time a keep-alive connection's next request comes
+  # back through the reactor, which reads it as it arrives, and queues it
+  # among the others in turn. Parked (Park), it waited in the kernel unseen
+  # until a thread was free or the reactor recalled it a second later, and
+  # a request from a new connection sent after it went first.
+  def test_threads_queues_a_keep_alive_request_in_its_turn_with_a_new_connections
+    process = spawn_server(*ENGINES["threads"], *COMMON, "--max-queue-time", "10", APP)
+    kept = warmed_connections(process, 1).first
+    visit = hold_the_thread(process)
+    kept.write(request("GET", "/order-kept"))
+    fresh = connect(process)
+    fresh.write(request("GET", "/order-fresh"))
+    wait_until("both queued for the pool") { scrape(process)["spindle_requests_backlog", worker: 0] == 2 }
+    visit.release
+
+    [kept, fresh].each { |client| assert_equal 200, client.read_response.status }
+    assert_equal %w[/order-kept /order-fresh], served_in_order(process, 2), "first come, first served while no queue stands"
+  end
+
   # The fiber engines with --app-concurrency 1: the request waits at the
   # loop's AppGate (spindle_requests_backlog 1) behind the held one, and is
   # shed as the pool's queue is. Without the gate it runs at once, beside
@@ -125,6 +163,32 @@ class QueueTimeTest < SpindleIntegrationTest
     assert_equal 200, held.read_response.status
     assert_shed queued.read_response, queued, proxied: false
     refute app_saw?("unstamped", process)
+  end
+
+  # count connections, each with one request served: keep-alive, idle.
+  def warmed_connections(process, count)
+    Array.new(count) do |i|
+      connect(process).tap do |client|
+        client.write(request("GET", "/warm-#{i}"))
+        assert_equal 200, client.read_response.status
+      end
+    end
+  end
+
+  # The only pool thread held at the rendezvous: the visit, to release.
+  def hold_the_thread(process)
+    point = rendezvous
+    (@held ||= []) << connect(process).tap { |held| held.write(request("GET", "/hold?path=#{point.path}")) }
+    point.await("entered")
+  end
+
+  # The targets with "order-", in the order the access log wrote them
+  # (with one pool thread, the order they were served).
+  def served_in_order(process, count)
+    wait_until("#{count} access log lines") do
+      targets = access_lines(process).map { |line| line["target"] }.grep(/order-/)
+      targets if targets.size == count
+    end
   end
 
   # GET target on a new connection to bind: what the app saw, as JSON.

@@ -163,6 +163,37 @@ class ThreadPoolTest < Minitest::Test
     pool&.shutdown(5)
   end
 
+  # While items are queued no thread waits on the park: a parked connection
+  # whose client sent joins the queue when a thread takes its next item,
+  # so it goes before what is queued after (it waited a second for the
+  # reactor's recall, behind everything queued meanwhile).
+  def test_a_parked_connection_whose_client_sent_joins_the_queue_while_items_wait
+    park = Spindle::Engine::Park.new
+    seen = Thread::Queue.new
+    pool = Spindle::Engine::ThreadPool.new(min: 1, max: 1, wait_on: park) do |item|
+      seen << item
+      @release.pop
+    end
+    pool << :first
+    assert_equal :first, seen.pop
+    pool << :queued
+    client, server = UNIXSocket.pair
+    parked = park_connection(park, server)
+    client.write("GET / HTTP/1.1\r\n")
+    @release << :go
+    assert_equal :queued, seen.pop
+    pool << :after
+    @release << :go
+    assert_same parked, seen.pop, "the parked connection joined the queue before :after was queued"
+    @release << :go
+    assert_equal :after, seen.pop
+  ensure
+    4.times { @release << :go }
+    pool&.shutdown(5)
+    park&.release
+    [client, server].each { |io| io&.close }
+  end
+
   # Nothing queues for a parked connection's request, so nothing else would
   # make the pool grow: a thread busy with one must leave another waiting.
   def test_on_a_park_grows_while_its_threads_are_busy

@@ -162,9 +162,12 @@ module Spindle
       # worth. When none in the selection may go, the strategy brings
       # back the idle ones it holds away (make_room), and they are looked at
       # too. nil when none may go: #full? then holds for FULL_RECHECK.
+      # (Before, `victims ||= ... if make_room` asked make_room at every
+      # accept, cap or not: each new client brought every parked
+      # connection back to the reactor.)
       def room
         victims = @policy.room(held, @selection.connections)
-        victims ||= @policy.room(held, @selection.connections) if @strategy.make_room
+        victims = @policy.room(held, @selection.connections) if victims.nil? && @strategy.make_room
         @full_until = Timeouts.now + ConnectionPolicy::FULL_RECHECK unless victims
         victims
       end

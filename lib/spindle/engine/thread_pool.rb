@@ -28,6 +28,7 @@ module Spindle
     # removes the next one (WaitOrder: newest first while the queue stands).
     class ThreadPool
       AGAIN = :again
+      GATHER = 64 # ready connections taken from wait_on per item taken (#gather_arrived)
 
       def initialize(min:, max:, idle_timeout: 30, on_free: nil, context: nil, wrap: nil, name: nil, wait_on: nil,
                      order: nil, work: nil, &block)
@@ -132,7 +133,28 @@ module Spindle
           return retire if idled && @queue.empty? && @threads.size > @min
         end
         @busy += 1
+        gather_arrived if @wait_on
         @order ? @order.take(@queue) : @queue.shift
+      end
+
+      # Holding the lock, with items queued: what wait_on has ready (the
+      # Park: keep-alive connections whose next request has begun to
+      # arrive) joins the queue behind them, up to GATHER at a time. Only a
+      # free thread waits on wait_on, and while items are queued none is, so
+      # those requests would wait unseen until the reactor recalled their
+      # connections (Park::RECALL_AFTER, a second), behind every request
+      # from a new connection. One non-blocking epoll_wait per item taken,
+      # only while a backlog stands.
+      def gather_arrived
+        gathered = 0
+        while gathered < GATHER && (got = @wait_on.wait(0))
+          if got == :notified
+            @wait_on.notify # a wake meant for a thread that waits for an item: given back
+            break
+          end
+          @queue << got
+          gathered += 1
+        end
       end
 
       # Holding the lock: signals one waiting thread that an item is queued.
