@@ -2,7 +2,6 @@
 
 require_relative "../lib/bench/app_db"
 require_relative "../lib/bench/clients/open_loop"
-require_relative "../lib/bench/clients/open_loop_native"
 require_relative "../lib/bench/stats"
 require_relative "../lib/bench/report/parts"
 require_relative "../lib/bench/server_process"
@@ -17,8 +16,7 @@ require_relative "../lib/bench/log"
 # same offered rate for every server, twice spindle-threads' capacity
 # measured at the start of the run (the server the targets are about: so it
 # is at about twice its own, and a slower peer further past its own), from
-# the open-loop client (Bench::OpenLoop::Native, in C; Bench::OpenLoop, in
-# Ruby, where gcc is missing).
+# the open-loop client (Bench::OpenLoop).
 module Bench
   module Overload
     MAX_QUEUE_TIME = 0.25 # s: ~10x the blog's unloaded p99 on this machine, far below a client's patience
@@ -87,16 +85,11 @@ module Bench
       private
 
       def open_loop(rate, seconds)
-        r = Overload.client.new(port: @server.launch.port, path: @scenario.path, rate: rate, seconds: seconds,
+        r = OpenLoop.new(port: @server.launch.port, path: @scenario.path, rate: rate, seconds: seconds,
                          max_connections: MAX_CONNECTIONS, timeout: TIMEOUT, stamp: true).run
-        Overload.summarize(r, rate).merge(client: Overload.client.name)
+        Overload.summarize(r, rate).merge(client: "open_loop.c")
       end
     end
-
-    # The C client where it can be built: the Ruby one costs 0.3-0.6 of a
-    # core at 1,000 req/s, on the cores the server needs, and cannot hold
-    # the blog page's rate at all.
-    def self.client = OpenLoop::Native.available? ? OpenLoop::Native : OpenLoop
 
     # A client run's figures: only 2xx count as served.
     def self.summarize(result, rate)
@@ -165,12 +158,12 @@ module Bench
         "the median of #{runs.size} starts (#{runs.map { |r| F.integer(r.round) }.join(', ')})"
       end
 
-      # Runs before the C client have no name recorded: the Ruby one.
+      # Runs before the C client have no name recorded: they had a Ruby one.
       def client_text(name)
-        if name == "Bench::OpenLoop::Native"
+        if name
           "`bench/lib/bench/clients/open_loop.c` (C, one thread, epoll, a process of its own)"
         else
-          "`bench/lib/bench/clients/open_loop.rb`, in the bench process (Ruby, one thread)"
+          "a Ruby client in the bench process (one thread; open_loop.c replaced it on 2026-12-06)"
         end
       end
 

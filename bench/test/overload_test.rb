@@ -4,16 +4,15 @@ require "minitest/autorun"
 require "socket"
 require_relative "../lib/bench"
 require_relative "../lib/bench/clients/open_loop"
-require_relative "../lib/bench/clients/open_loop_native"
 require_relative "../scenarios/overload"
 
-# The overload scenario's clients, the Ruby one and the C one, held to the
-# same behaviour. Each runs against a small real HTTP server on loopback (a
+# The overload scenario's client (Bench::OpenLoop: open_loop.c, built with
+# gcc on first use), against a small real HTTP server on loopback (a
 # thread per connection), answering by path as the servers under test do: a
 # body by length, a chunked one, one to the close, an interim 103 first, a
 # 503 that closes its connection, a connection closed mid-body, or nothing
 # at all.
-module OpenLoopClientBehaviour
+class OpenLoopTest < Minitest::Test
   CLOSING = %w[/to_close /shed /truncated].freeze # the server closes after these
 
   def setup
@@ -83,10 +82,17 @@ module OpenLoopClientBehaviour
     assert_operator stamp, :<=, Time.now.to_f
   end
 
+  def test_bad_arguments_are_refused_with_a_message
+    e = assert_raises(Bench::OpenLoop::RunError) do
+      Bench::OpenLoop.new(port: @listener.addr[1], path: "/a b", rate: 100, seconds: 0.1, max_connections: 4).run
+    end
+    assert_match(/exited 2: open_loop: --path has a space/, e.message)
+  end
+
   private
 
   def load(path, rate:, seconds:, timeout: 5, stamp: false)
-    client.new(port: @listener.addr[1], path: path, rate: rate, seconds: seconds, max_connections: 4,
+    Bench::OpenLoop.new(port: @listener.addr[1], path: path, rate: rate, seconds: seconds, max_connections: 4,
                timeout: timeout, stamp: stamp).run
   end
 
@@ -122,36 +128,6 @@ module OpenLoopClientBehaviour
     head = +""
     head << (sock.gets || return) until head.end_with?("\r\n\r\n")
     head
-  end
-end
-
-# Bench::OpenLoop, in Ruby: the reference.
-class OpenLoopRubyTest < Minitest::Test
-  include OpenLoopClientBehaviour
-
-  def client = Bench::OpenLoop
-end
-
-# Bench::OpenLoop::Native, the C client (built with gcc on first use).
-class OpenLoopNativeTest < Minitest::Test
-  include OpenLoopClientBehaviour
-
-  def client
-    skip "gcc missing: the C client cannot be built" unless Bench::OpenLoop::Native.available?
-    Bench::OpenLoop::Native
-  end
-
-  def test_on_a_tick_grid_every_request_is_still_sent_and_answered
-    r = client.new(port: @listener.addr[1], path: "/length", rate: 100, seconds: 0.1, max_connections: 4, tick: 0.03).run
-    assert_equal({ 200 => 10 }, r.statuses)
-    assert_equal 0, r.timeouts + r.errors
-  end
-
-  def test_bad_arguments_are_refused_with_a_message
-    e = assert_raises(Bench::OpenLoop::Native::RunError) do
-      client.new(port: @listener.addr[1], path: "/a b", rate: 100, seconds: 0.1, max_connections: 4).run
-    end
-    assert_match(/exited 2: open_loop: --path has a space/, e.message)
   end
 end
 

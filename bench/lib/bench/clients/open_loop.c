@@ -1,9 +1,9 @@
 /*
- * open_loop.c: the overload scenario's open-loop HTTP/1.1 client in C, with
- * the semantics of open_loop.rb (Bench::OpenLoop; read it for the why of
- * each rule) at a fraction of its CPU: the Ruby client costs 0.3-0.6 core at
- * 1,000 req/s on a 2-core machine it shares with the server under test, and
- * cannot hold the blog page's ~12,000 req/s at all.
+ * open_loop.c: the overload scenario's open-loop HTTP/1.1 client
+ * (Bench::OpenLoop, open_loop.rb, builds and runs it, and says why each rule
+ * is as it is). In C: a Ruby client cost 0.3-0.6 core at 1,000 req/s on a
+ * 2-core machine it shares with the server under test, and could not hold
+ * the blog page's ~12,000 req/s at all.
  *
  * Request n is due at start + n / rate whatever the server does; its latency
  * counts from that slot (no coordinated omission) and from its send. One
@@ -14,20 +14,12 @@
  * seconds + timeout.
  *
  * Usage: open_loop --port N --path /p --rate R --seconds S
- *                  --max-connections N [--timeout S] [--stamp] [--tick S]
+ *                  --max-connections N [--timeout S] [--stamp]
  * Prints one JSON object on stdout (see print_result). Bad arguments: a
- * message on stderr, exit 2. bench/lib/bench/clients/open_loop_native.rb
- * builds and runs it.
+ * message on stderr, exit 2.
  *
- * --tick (seconds, default 0: every request sent at its slot) wakes the
- * client for due requests only on a grid of that step, so a wake sends
- * several: on a 2-core VM, each wake and each send that wakes the server
- * costs a context switch, most of this client's CPU. A request then leaves
- * up to one tick after its slot, and its latency from the slot counts it.
- *
- * One difference from the Ruby client: an idle keep-alive connection the
- * server closes is dropped when the close arrives (the Ruby client does not
- * watch idle connections and finds out, as an error, when it next sends).
+ * An idle keep-alive connection the server closes is dropped when the
+ * close arrives, not counted as an error.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -60,7 +52,7 @@
 typedef struct {
   int port;
   const char *path;
-  double rate, seconds, timeout, tick;
+  double rate, seconds, timeout;
   long max_connections;
   bool stamp;
 } Options;
@@ -69,7 +61,7 @@ static void usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "open_loop: ");
   fprintf(stderr, fmt, arg);
   fprintf(stderr, "\nusage: open_loop --port N --path /PATH --rate REQ_PER_S --seconds S "
-                  "--max-connections N [--timeout S] [--stamp] [--tick S]\n");
+                  "--max-connections N [--timeout S] [--stamp]\n");
   exit(2);
 }
 
@@ -78,14 +70,6 @@ static double parse_positive(const char *name, const char *s) {
   errno = 0;
   double v = strtod(s, &end);
   if (errno || end == s || *end || !isfinite(v) || v <= 0) usage_error("%s wants a number above 0", name);
-  return v;
-}
-
-static double parse_not_negative(const char *name, const char *s) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || end == s || *end || !isfinite(v) || v < 0) usage_error("%s wants a number, 0 or more", name);
   return v;
 }
 
@@ -120,7 +104,6 @@ static Options parse_options(int argc, char **argv) {
     else if (!strcmp(a, "--seconds")) { o.seconds = parse_positive(a, v); seen[3] = true; }
     else if (!strcmp(a, "--max-connections")) { o.max_connections = parse_count(a, v, 1000000); seen[4] = true; }
     else if (!strcmp(a, "--timeout")) o.timeout = parse_positive(a, v);
-    else if (!strcmp(a, "--tick")) o.tick = parse_not_negative(a, v);
     else usage_error("unknown argument %s", a);
   }
   static const char *required[] = {"--port", "--path", "--rate", "--seconds", "--max-connections"};
@@ -206,14 +189,6 @@ static double clock_seconds(clockid_t id) {
 static double now(void) { return clock_seconds(CLOCK_MONOTONIC); }
 
 static double slot_time(long long n) { return start + n / opt.rate; }
-
-/* When to wake for slot n: at it, or at the first tick of the grid from it. */
-static double wake_time(long long n) {
-  double slot = slot_time(n);
-  if (opt.tick <= 0) return slot;
-  double grid = start + ceil((slot - start) / opt.tick) * opt.tick;
-  return grid > slot ? grid : slot;
-}
 
 static void *xrealloc(void *p, size_t n) {
   void *q = realloc(p, n);
@@ -530,7 +505,7 @@ static void send_pending(double t) {
 
 static void wait_events(double t) {
   double wake = deadline;
-  if (next_slot < total && wake_time(next_slot) < wake) wake = wake_time(next_slot);
+  if (next_slot < total && slot_time(next_slot) < wake) wake = slot_time(next_slot);
   if (pending_from < next_slot && slot_time(pending_from) + opt.timeout < wake) wake = slot_time(pending_from) + opt.timeout;
   if (busy.first && busy.first->slot + opt.timeout < wake) wake = busy.first->slot + opt.timeout;
   double wait = wake - t;
