@@ -3,6 +3,7 @@
 require "socket"
 require "spindle/config"
 require "spindle/request/connection"
+require "spindle/request/timed_connection"
 require "spindle/engine/outbox"
 
 # Connections over a UNIX socket pair, for unit tests of where idle
@@ -15,11 +16,12 @@ module SocketConnections
   # its marks (monotonic times); the deadline defaults to a minute from now.
   # served: it has served one request (#serve_one), so it is a keep-alive
   # connection between requests, not one just accepted.
-  def socket_connection(idle_since: nil, deadline: nil, served: false)
+  # timed: a TimedConnection, which notes when each request began.
+  def socket_connection(idle_since: nil, deadline: nil, served: false, timed: false)
     client, server = UNIXSocket.pair
     (@socket_pairs ||= []) << [client, server]
-    conn = Spindle::Connection.new(server, config = Spindle::Config.new({}), {},
-                                    Spindle::Engine::Outbox.new(server, config))
+    kind = timed ? Spindle::TimedConnection : Spindle::Connection
+    conn = kind.new(server, config = Spindle::Config.new({}), {}, Spindle::Engine::Outbox.new(server, config))
     serve_one(conn, client) if served
     conn.marks.idle_since = idle_since if idle_since
     conn.marks.at = deadline || (Process.clock_gettime(Process::CLOCK_MONOTONIC) + 60)

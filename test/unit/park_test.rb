@@ -33,6 +33,22 @@ class ParkTest < Minitest::Test
     assert @park.empty?, "the thread owns it now"
   end
 
+  # A timed connection's request counts from when the park saw it begin
+  # to arrive, before it is read: WaitOrder reads its age while it waits
+  # unread in the pool's queue. The read that follows keeps that time.
+  def test_a_timed_connection_counts_its_request_from_the_wake
+    conn, client = socket_connection(timed: true)
+    @park.park(conn)
+    client.write(SocketConnections::REQUEST)
+    before_wake = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    assert_same conn, @park.wait(5)
+    woke = conn.started_at
+    assert_operator woke, :>=, before_wake
+    conn.read_nonblock
+    assert_equal :complete, conn.advance
+    assert_equal woke, conn.started_at, "the read keeps the wake's time"
+  end
+
   def test_queued_work_is_notified
     @park.notify
     assert_equal :notified, @park.wait(0)

@@ -194,6 +194,35 @@ class ThreadPoolTest < Minitest::Test
     [client, server].each { |io| io&.close }
   end
 
+  # With an order (WaitOrder, under --max-queue-time) a thread gathers
+  # what the park has ready before each take, the queue empty too, and the
+  # order picks among it. Taken from the park one at a time, the ready
+  # connections went in the kernel's order, oldest first: under overload
+  # that is the queue the order is there to reorder, served just inside
+  # --max-queue-time.
+  def test_with_an_order_the_ready_parked_connections_are_gathered_for_it_to_pick
+    park = Spindle::Engine::Park.new
+    seen = Thread::Queue.new
+    pool = Spindle::Engine::ThreadPool.new(min: 1, max: 1, wait_on: park, order: NewestFirst.new) do |item|
+      seen << item
+      @release.pop
+    end
+    pool << :first
+    assert_equal :first, seen.pop
+    pairs = Array.new(2) { UNIXSocket.pair }
+    older, newer = pairs.map { |_, server| park_connection(park, server) }
+    pairs.each { |client, _| client.write("GET / HTTP/1.1\r\n") }
+    @release << :go
+    assert_same newer, seen.pop, "the order took the newest of the two gathered"
+    @release << :go
+    assert_same older, seen.pop
+  ensure
+    3.times { @release << :go }
+    pool&.shutdown(5)
+    park&.release
+    pairs&.flatten&.each(&:close)
+  end
+
   # Nothing queues for a parked connection's request, so nothing else would
   # make the pool grow: a thread busy with one must leave another waiting.
   def test_on_a_park_grows_while_its_threads_are_busy
@@ -218,6 +247,11 @@ class ThreadPoolTest < Minitest::Test
   end
 
   private
+
+  # An order that always takes the last item queued.
+  class NewestFirst
+    def take(waiting) = waiting.pop
+  end
 
   # A wait_on that is not a Park: items the test gives, and the pool's
   # notifications, in the order they came.

@@ -63,7 +63,8 @@ module Spindle
         got = @set.wait(timeout)
         return got && :notified unless got.is_a?(Integer)
 
-        @mutex.synchronize { @parked.delete(got) }
+        conn = @mutex.synchronize { @parked.delete(got) }
+        conn&.arriving
       rescue IOError
         nil
       end

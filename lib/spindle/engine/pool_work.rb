@@ -17,15 +17,13 @@ module Spindle
     # this object, and this object never calls the pool (it only asks, of
     # the pool it is called from, whether other items wait).
     #
-    # Without a park (park: nil, under --max-queue-time), every keep-alive
-    # connection goes back to the reactor. A parked connection's request
-    # waits in the kernel's ready list until a free thread takes it, first
-    # come first served, where neither queue time nor WaitOrder can see it:
-    # under twice its capacity, a shedding server served its requests ~250
-    # ms late (p50), just inside --max-queue-time 0.25, the park's ready
-    # list standing in for the queue. Through the reactor, each request is
-    # read as it comes, its wait counts from then, and the pool takes the
-    # newest first while a queue stands (p50 15-25 ms in the same run).
+    # Under --max-queue-time the keep-alive connections are parked too: a
+    # request through the reactor cost ~3 times the CPU of a parked one
+    # (162 against 51 us of the server's, hello world, one keep-alive
+    # client at 4,000 req/s), which capacity and every 503 paid. The order
+    # sees parked requests all the same: a thread about to take gathers the
+    # ready ones into the queue first (ThreadPool#gather_arrived), each
+    # counting from that moment (Park#wait, TimedConnection#arriving).
     #
     # Pool threads serve pipelined requests already in hand before letting
     # the connection go, up to ConnectionPolicy::TURNS and only while no

@@ -120,6 +120,7 @@ module Spindle
 
       # Holding the lock: #take's answer.
       def next_item
+        gather_arrived if @wait_on && (@order || !@queue.empty?)
         while @queue.empty?
           return retire if @shutdown
 
@@ -133,18 +134,20 @@ module Spindle
           return retire if idled && @queue.empty? && @threads.size > @min
         end
         @busy += 1
-        gather_arrived if @wait_on
         @order ? @order.take(@queue) : @queue.shift
       end
 
-      # Holding the lock, with items queued: what wait_on has ready (the
-      # Park: keep-alive connections whose next request has begun to
-      # arrive) joins the queue behind them, up to GATHER at a time. Only a
-      # free thread waits on wait_on, and while items are queued none is, so
-      # those requests would wait unseen until the reactor recalled their
-      # connections (Park::RECALL_AFTER, a second), behind every request
-      # from a new connection. One non-blocking epoll_wait per item taken,
-      # only while a backlog stands.
+      # Holding the lock, before a take: what wait_on has ready (the Park:
+      # keep-alive connections whose next request has begun to arrive)
+      # joins the queue, up to GATHER at a time. Only a free thread waits on
+      # wait_on, and while items are queued none is, so those requests would
+      # wait unseen until the reactor recalled their connections
+      # (Park::RECALL_AFTER, a second), behind every request from a new
+      # connection. With an order, at every take, the queue empty too: a
+      # free thread would otherwise take the ready connections one by one
+      # in the kernel's order, oldest first, which under overload is the
+      # queue the order is there to reorder. One non-blocking epoll_wait per
+      # item taken, with an order or while a backlog stands.
       def gather_arrived
         gathered = 0
         while gathered < GATHER && (got = @wait_on.wait(0))

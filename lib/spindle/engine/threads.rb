@@ -56,9 +56,8 @@ module Spindle
         selection = Selection.new(listeners, handler.writer, deadlines, @connections)
         @park = Park.new
         mailbox = Mailbox.new(selection, @park)
-        # Under --max-queue-time nothing is parked (PoolWork says why).
         work = PoolWork.new(handler: handler, reader: reader, deadlines: deadlines, budget: budget, mailbox: mailbox,
-                            park: (@park unless config.max_queue_time), connections: @connections, log: log)
+                            park: @park, connections: @connections, log: log)
         @pool = pool(config, work, mailbox)
         reactor = Reactor.new(selection, reader, deadlines, @pool, mailbox, alone: config.workers <= 1)
         @loop = SelectorLoop.new(selection, reactor, connections: @connections, handler: handler, config: config,

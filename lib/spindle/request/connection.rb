@@ -95,6 +95,10 @@ module Spindle
     # response ended).
     def idle? = !@request_started && !@handshaking
 
+    # Its next request has begun to arrive, seen before it is read (the
+    # threads engine's Park): self. A TimedConnection notes the time.
+    def arriving = self
+
     def head_complete? = @parser.head_complete?
     def body_size = @parser.body_size
     def keep_alive? = @parser.keep_alive?

@@ -33,6 +33,14 @@ module Spindle
       super
     end
 
+    # A parked keep-alive connection whose next request has begun to arrive
+    # (Engine::Park#wait): the request counts from here, before it is read,
+    # so WaitOrder sees its age while it waits in the pool's queue unread.
+    def arriving
+      @started_at ||= Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      self
+    end
+
     def finish_request_env
       env = super
       env[QUEUE_START] = @started_at
