@@ -3,6 +3,7 @@
 require_relative "../lib/bench/app_db"
 require_relative "../lib/bench/clients/open_loop"
 require_relative "../lib/bench/stats"
+require_relative "../lib/bench/proc_stat"
 require_relative "../lib/bench/report/parts"
 require_relative "../lib/bench/server_process"
 require_relative "../lib/bench/registry"
@@ -75,7 +76,9 @@ module Bench
         capacity = record(wrk(CAPACITY_CONNECTIONS, @settings.duration).run, CAPACITY_CONNECTIONS)
         own = capacity[:requests_per_sec]
         unloaded = open_loop((own * UNLOADED).round, @seconds)
+        before = server_ticks
         overload = open_loop(ref[:offered_rps], @seconds)
+        overload[:server_cpu_s] = ((server_ticks - before) / ProcStat::TICK).round(2)
         Log.info(format("overload %-16s capacity %5.0f  unloaded p99 %6.1f ms  goodput %5.0f/s  shed %d  p99 %7.1f ms",
                         @server.launch.spec.name, own, unloaded[:p99_ms], overload[:goodput], overload[:shed], overload[:p99_ms]))
         capacity.merge(reference: ref, capacity_rps: own, unloaded: unloaded, overload: overload,
@@ -84,11 +87,29 @@ module Bench
 
       private
 
+      # The server's CPU so far (its process group, in clock ticks): with
+      # its CPU at capacity, what a shed costs it (Overload.shed_cost).
+      def server_ticks = ProcStat.tree_ticks(@server.pgid).values.sum
+
       def open_loop(rate, seconds)
         r = OpenLoop.new(port: @server.launch.port, path: @scenario.path, rate: rate, seconds: seconds,
                          max_connections: MAX_CONNECTIONS, timeout: TIMEOUT, stamp: true).run
         Overload.summarize(r, rate).merge(client: "open_loop.c")
       end
+    end
+
+    # What a shed cost the server, as a share of a served request's CPU:
+    # each served request costs what it did at capacity (the server's cores
+    # over its req/s, wrk -c 16), and the rest of the server's CPU in the
+    # overload run went to the 503s. Under L x the capacity goodput can stay
+    # at g of it only while this is under (1 - g) / (L - g): 0.09 for 90 %
+    # at 2x (docs/QUEUE_TIME.md). nil without the figures, or without sheds.
+    def self.shed_cost(capacity_cores, capacity_rps, overload)
+      cpu = overload[:server_cpu_s]
+      return nil unless cpu && capacity_cores && capacity_rps.to_f.positive? && overload[:shed].to_i.positive?
+
+      per_request = capacity_cores / capacity_rps
+      ((cpu - (overload[:ok] * per_request)) / overload[:shed] / per_request).round(3)
     end
 
     # A client run's figures: only 2xx count as served.
@@ -126,6 +147,7 @@ module Bench
             client_cores: med.call { |m| m[:overload][:client_cpu_s] / m[:overload][:wall_s] },
             reconnects: med.call { |m| m[:overload][:connections_opened] },
             offered_count: med.call { |m| m[:overload][:offered] }, max_queue_time: rounds.first[:max_queue_time],
+            shed_cost: med.call { |m| Overload.shed_cost(m.dig(:cpu, :server_cores), m[:capacity_rps], m[:overload]) },
             rounds: rounds.size }
         end
       end
@@ -193,11 +215,12 @@ module Bench
         rows = cells.map do |name, f|
           [name, F.rps(f[:capacity]), F.ms(f[:unloaded_p99]), F.integer(f[:offered].to_i), F.rps(f[:goodput]), pct(share(f)),
            F.integer(f[:shed].to_i), F.integer(f[:other].to_i), F.integer(f[:timeouts].to_i), F.ms(f[:p50]), F.ms(f[:p99]),
-           F.ms(f[:p99_send]), pct(f[:late]), format("%.2f", f[:client_cores].to_f), F.integer(f[:reconnects].to_i), f[:rounds]]
+           F.ms(f[:p99_send]), f[:shed_cost] ? format("%.2f", f[:shed_cost]) : "–", pct(f[:late]), format("%.2f", f[:client_cores].to_f),
+           F.integer(f[:reconnects].to_i), f[:rounds]]
         end
         table = F.table(["server", "capacity req/s", "unloaded p99 ms", "offered req/s", "goodput (2xx/s)", "of its capacity",
                          "shed (503)", "other errors", "timeouts / unsent", "p50 ms (2xx, from slot)", "p99 ms (2xx, from slot)",
-                         "p99 ms (2xx, from send)", "sends > 1 ms late", "client cores", "connections opened", "rounds"], rows)
+                         "p99 ms (2xx, from send)", "a shed, of a served request's CPU", "sends > 1 ms late", "client cores", "connections opened", "rounds"], rows)
         [P.title(record, json_name, goal_from: "issue 68"), P.run_table(record, P.load_rows(record) + head),
          "## Under #{LOAD.round}× load\n\n#{table}", "## Targets\n\n#{target_lines(cells).join("\n")}",
          "Each figure is the median of the rounds.", P.failures(record),
@@ -213,8 +236,16 @@ module Bench
             "**#{c[:goodput] ? 'met' : 'not met'}**; " \
             "p99 of served #{F.ms(f[:p99])} ms from the slot, #{F.ms(f[:p99_send])} ms from the send (target ≤ #{F.ms(c[:bound])} ms " \
             "= max-queue-time + its unloaded p99): **#{c[:p99] ? 'met' : 'not met'}** from the slot, " \
-            "**#{c[:p99_send] ? 'met' : 'not met'}** from the send"
+            "**#{c[:p99_send] ? 'met' : 'not met'}** from the send#{shed_cost_text(f)}"
         end
+      end
+
+      # At 2x the capacity, 90 % goodput needs a shed under (1 - 0.9) / (2 - 0.9) of a request.
+      def shed_cost_text(f)
+        return "" unless f[:shed_cost]
+
+        format("; a shed cost the server %.2f of a served request's CPU (90 %% goodput at 2× needs under %.2f)",
+               f[:shed_cost], (1 - 0.9) / (LOAD - 0.9))
       end
 
       def chart(record, cells)

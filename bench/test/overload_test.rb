@@ -143,4 +143,14 @@ class OverloadTest < Minitest::Test
     refute Bench::Overload::Report.checks(f.merge(p99: 260.5))[:p99]
     assert_nil Bench::Overload::Report.checks(f.merge(max_queue_time: nil)) # a peer: no target
   end
+
+  # At capacity 1 core served 1,000 req/s (1 ms each); in the overload 300
+  # served took 0.3 s of the 1.0 s, so 1,000 sheds took 0.7 s: 0.7 ms, 0.7
+  # of a request.
+  def test_a_sheds_cost_is_the_servers_cpu_left_after_the_served_ones
+    overload = { server_cpu_s: 1.0, ok: 300, shed: 1000 }
+    assert_in_delta 0.7, Bench::Overload.shed_cost(1.0, 1000.0, overload), 1e-9
+    assert_nil Bench::Overload.shed_cost(nil, 1000.0, overload), "no CPU figure at capacity"
+    assert_nil Bench::Overload.shed_cost(1.0, 1000.0, overload.merge(shed: 0)), "nothing shed"
+  end
 end
