@@ -223,6 +223,31 @@ class ThreadPoolTest < Minitest::Test
     pairs&.flatten&.each(&:close)
   end
 
+  # Gathered, the ready items reach no waiting thread and queue nothing
+  # that makes the pool grow: the thread that gathered them takes one, and
+  # another thread must take the rest meanwhile. (A Handoff, to know the
+  # pool's one thread waits before :first is queued: queued earlier, it
+  # would have made a second thread at once.)
+  def test_gathered_items_grow_the_pool_while_its_thread_is_busy
+    handoff = WatchedHandoff.new
+    seen = Thread::Queue.new
+    pool = Spindle::Engine::ThreadPool.new(min: 1, max: 2, wait_on: handoff, order: NewestFirst.new) do |item|
+      seen << item
+      @release.pop
+    end
+    handoff.waits.pop
+    pool << :first
+    assert_equal :first, seen.pop
+    handoff.give(:older)
+    handoff.give(:newer)
+    @release << :go
+    wait_until("two threads take the two, neither let go") { seen.size == 2 }
+    assert_equal %i[newer older], Array.new(2) { seen.pop }.sort
+  ensure
+    3.times { @release << :go }
+    pool&.shutdown(5)
+  end
+
   # Nothing queues for a parked connection's request, so nothing else would
   # make the pool grow: a thread busy with one must leave another waiting.
   def test_on_a_park_grows_while_its_threads_are_busy
@@ -270,6 +295,21 @@ class ThreadPoolTest < Minitest::Test
         @ready.wait(@lock, timeout) if @items.empty?
         @items.shift
       end
+    end
+  end
+
+  # A Handoff that says when a thread waits on it for more than a look.
+  class WatchedHandoff < Handoff
+    attr_reader :waits
+
+    def initialize
+      super
+      @waits = Thread::Queue.new
+    end
+
+    def wait(timeout)
+      @waits << timeout if timeout.positive?
+      super
     end
   end
 

@@ -158,6 +158,22 @@ module Spindle
           @queue << got
           gathered += 1
         end
+        share_gathered if gathered.positive?
+      end
+
+      # Holding the lock, after a gather: what #enqueue does for each item
+      # pushed, for those this thread will not take itself: a thread for
+      # each that no waiting one will take, up to max, and a wake for those
+      # waiting. Gathered, the items reach no thread: a spare one asleep on
+      # wait_on stays asleep (their events were taken), and nothing queued
+      # them to make the pool grow, so they would wait for this thread, one
+      # after another.
+      def share_gathered
+        others = @queue.size - 1
+        return unless others.positive?
+
+        [others - @waiting, @max - @threads.size].min.times { spawn }
+        @wait_on.notify([others, @waiting].min) if @waiting.positive?
       end
 
       # Holding the lock: signals one waiting thread that an item is queued.
