@@ -130,7 +130,7 @@ module Spindle
       # plain socket with nothing of its next request read (idle: unparsed
       # bytes would have begun one), else handed to the reactor.
       def between_requests(conn)
-        return if @park && conn.idle? && !conn.tls? && park(conn)
+        return if conn.idle? && !conn.tls? && park(conn)
 
         post(conn, :keep_alive)
       end

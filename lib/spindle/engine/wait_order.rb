@@ -18,8 +18,8 @@ module Spindle
     # A request's age counts from its first byte (TimedConnection#started_at,
     # set as it is read), or, on a parked keep-alive connection, from when
     # a pool thread gathered it (Park#wait); a pipelined request not yet
-    # parsed has none, and counts as new. The proxy's X-Request-Start, which the shedding step
-    # also reads, is not parsed yet here.
+    # parsed has none, and counts as new. The proxy's X-Request-Start,
+    # which the shedding step also reads, is not parsed yet here.
     class WaitOrder
       def initialize(max_queue_time)
         @max = max_queue_time
