@@ -87,7 +87,9 @@ class FiberDrainTest < SpindleIntegrationTest
       wait_until("requests served by the new workers") { load.ok >= served + CLIENTS }
       load.stop
 
-      assert_empty load.failures, "requests failed during a phased restart on #{engine}:\n#{app.output}"
+      # The failures first: a CI log keeps a failure's first lines.
+      assert_empty load.failures, "requests failed during a phased restart on #{engine}: " \
+                                  "#{load.failures.tally}\n#{app.output}"
       refute_app_errors(app)
     end
   end

@@ -44,12 +44,12 @@ class InboxTest < Minitest::Test
     assert_equal [a, b], taken
   end
 
-  # At a drain the loop closes what it was handed and never took; a loop
+  # At a drain the loop serves what it was handed and never took; a loop
   # that hands one later keeps it (and starts it itself).
   def test_close_returns_the_untaken_and_refuses_the_rest
     a, b = socket_pair
     @inbox.hand(a, :l)
-    assert_equal [a], @inbox.close
+    assert_equal [[a, :l]], @inbox.close
     refute @inbox.hand(b, :l), "closed: the caller keeps the socket"
     assert_equal 0, @inbox.size
   end

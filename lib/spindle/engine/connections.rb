@@ -116,7 +116,7 @@ module Spindle
       end
 
       # Closes an accepted socket that never became a connection (its fiber
-      # did not start, or a drain found it in a hybrid loop's Inbox).
+      # did not start).
       def discard(socket, _reason)
         socket.close
         false

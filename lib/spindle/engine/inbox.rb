@@ -40,11 +40,13 @@ module Spindle
       end
 
       # Once the loop drains: no more sockets come in. Returns the sockets
-      # that were handed and not taken, for the loop to close.
+      # that were handed and not taken, each with its listener, for the loop
+      # to serve: their clients connected before the drain, and their first
+      # requests are on their way.
       def close
         left = @lock.synchronize do
           @closed = true
-          Array.new(@queue.size) { @queue.pop.first }
+          Array.new(@queue.size) { @queue.pop }
         end
         @wake_r.close
         @wake_w.close
