@@ -17,6 +17,7 @@
 #include "response_head.h"
 #include "sendfile.h"
 #include "subreaper.h"
+#include "arrival_clock.h"
 
 #define KEY_BUFFER 320
 
@@ -437,6 +438,7 @@ void Init_spindle_http(void) {
 
   sp_init_response_head(mHTTP);
   sp_init_cpu_affinity(mSpindle);
+  sp_init_arrival_clock(mSpindle);
   sp_init_shared_counts(mSpindle);
   sp_init_wait_set(mSpindle);
   sp_init_sendfile(mHTTP);

@@ -88,6 +88,27 @@ class QueueTimeTest < SpindleIntegrationTest
     end
   end
 
+  # With every serving thread held (fibers: the loop's whole thread), a
+  # keep-alive client's next request waits unread in the kernel: blocking
+  # reads nothing, threads' parked connection is gathered at the next take
+  # only, a fiber loop runs nothing. It counts from when the kernel received
+  # it (ArrivalClock), not from the read once the thread is let go.
+  ENGINES.each do |name, engine|
+    define_method("test_#{name}_counts_the_wait_in_the_kernel_before_the_read") do
+      process = spawn_server(*engine, *COMMON, APP)
+      client = warmed_connections(process, 1).first
+      visit = hold_the_thread(process)
+      client.write(request("GET", "/measured?kernel"))
+      sent_by = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      wait_until("the request waiting #{2 * MAX}s") { Process.clock_gettime(Process::CLOCK_MONOTONIC) > sent_by + 2 * MAX }
+      visit.release
+
+      seen = JSON.parse(client.read_response.body)
+      assert_operator seen["queue_start"], :<=, sent_by, "the start is the first byte's arrival"
+      assert_operator seen["queue_time"], :>=, 2 * MAX
+    end
+  end
+
   # The threads engine's reactor reads a request while the pool is busy: the
   # server's own clock sees the wait, with no proxy in front. The request is
   # queued (spindle_requests_backlog 1) before the test reads its clock, so it

@@ -3,6 +3,7 @@
 require_relative "../listener"
 require_relative "phase"
 require_relative "../request/handler"
+require_relative "../request/arrival_clock"
 require_relative "../engine"
 require_relative "../engine/rebalancer"
 require_relative "signals"
@@ -89,6 +90,7 @@ module Spindle
       pin_to_cpu if @config.cpu_affinity # before the engine starts its threads
       @handler = Handler.new(@app, @config, @log, multithread: engine_class.multithread?,
                                                   multiprocess: @multiprocess, phase: @phase)
+      @listeners.each { |listener| ArrivalClock.stamp(listener) } if @handler.path.timed?
       siblings = @siblings if @siblings&.join(phase: @phase)
       @engine = engine_class.new(listeners: @listeners, handler: @handler, config: @config, log: @log,
                                  siblings: siblings, phase: @phase)

@@ -1,0 +1,42 @@
+# frozen_string_literal: true
+
+require "socket"
+require_relative "../boot/native"
+
+module Spindle
+  # When the kernel received a request's first byte, for its queue time
+  # (TimedConnection). The server's own clock sees a request only once it
+  # reads it, and a request that arrives while every thread (or the loop)
+  # is busy waits unread in the kernel meanwhile: that wait went uncounted.
+  # With one thread on a 1 s request, a keep-alive request sent 0.1 s into
+  # it counted 0.0002 s, and was served under --max-queue-time 0.2.
+  #
+  # The listener asks the kernel to note each packet's arrival time
+  # (SO_TIMESTAMPNS; accepted sockets inherit it), and the connection peeks
+  # at its first unread byte's time before it reads (first_byte_at, in
+  # ext/spindle/arrival_clock.c): one recvmsg per request, on plain
+  # connections and only while queue time is measured. TLS connections
+  # count from the read, as before: their bytes wait in OpenSSL's buffer
+  # too, where no arrival time is kept.
+  module ArrivalClock
+    module_function
+
+    # Whether the kernel's times can be read here (Linux, the extension built).
+    def available?
+      Native.extension_loaded? && respond_to?(:first_byte_at) && Socket.const_defined?(:SO_TIMESTAMPNS)
+    end
+
+    # Asks the kernel to note the arrival time of each packet on the
+    # sockets accepted from listener (a Listener) from now on. True when
+    # it will; false without the extension, on a TLS listener, or when
+    # the socket refuses the option.
+    def stamp(listener)
+      return false if listener.tls? || !available?
+
+      listener.io.setsockopt(Socket::SOL_SOCKET, Socket::SO_TIMESTAMPNS, true)
+      true
+    rescue SystemCallError, IOError
+      false
+    end
+  end
+end
