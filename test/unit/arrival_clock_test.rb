@@ -37,7 +37,7 @@ class ArrivalClockTest < Minitest::Test
     assert_operator at, :>=, sent_from
     assert_operator at, :<=, sent_by, "the kernel's time, #{WAIT}s before the peek"
     assert_equal REQUEST, @server.read_nonblock(REQUEST.bytesize), "the peek leaves the byte to read"
-    assert_nil Spindle::ArrivalClock.first_byte_at(@server.fileno), "none waits now"
+    assert_equal :wait, Spindle::ArrivalClock.first_byte_at(@server.fileno), "none waits now"
   end
 
   def test_a_timed_connection_counts_its_request_from_the_first_byte
@@ -50,10 +50,25 @@ class ArrivalClockTest < Minitest::Test
     assert_operator conn.started_at, :<=, sent_by
   end
 
+  # Nothing waits: the peek says so, and the read is not made.
+  def test_a_timed_connection_with_nothing_to_read_waits
+    Spindle::ArrivalClock.stamp(@listener)
+    send_and_wait
+    conn = timed_connection(@server = accept)
+    conn.read_nonblock
+    conn.advance
+    conn.finish_request_env
+    assert_equal :wait, conn.read_nonblock
+    assert_nil conn.started_at
+    @client.socket.close_write
+    @server.wait_readable(10)
+    assert_equal :eof, conn.read_nonblock, "the end of the stream is the read's to tell"
+  end
+
   def test_without_the_listener_asking_no_time_is_told
     send_and_wait
     @server = accept
-    assert_nil Spindle::ArrivalClock.first_byte_at(@server.fileno)
+    assert_nil Spindle::ArrivalClock.first_byte_at(@server.fileno), "a byte waits, with no time"
     conn = timed_connection(@server)
     conn.read_nonblock
     conn.advance

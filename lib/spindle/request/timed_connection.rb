@@ -27,16 +27,23 @@ module Spindle
       @arrival_fd = io.fileno if !tls && ArrivalClock.available?
     end
 
-    # When the current request's first byte was read (monotonic seconds);
+    # When the current request's first byte arrived (monotonic seconds);
     # nil before it, and for a pipelined request not yet parsed. WaitOrder
     # reads it.
     attr_reader :started_at
 
     # Before a request's first read: when its first byte reached the host.
     # Not while unparsed bytes are in hand (a pipelined request counts from
-    # its parse, above).
+    # its parse, above). When the peek finds no byte waiting, the read
+    # would find none either, and is not made: a fiber's read tried right
+    # after a response costs one syscall, as without the peek.
     def read_nonblock
-      @started_at ||= ArrivalClock.first_byte_at(@arrival_fd) if @arrival_fd && !unparsed?
+      if @arrival_fd && !@started_at && !unparsed?
+        at = ArrivalClock.first_byte_at(@arrival_fd)
+        return :wait if at == :wait
+
+        @started_at = at
+      end
       super
     end
 
@@ -50,8 +57,7 @@ module Spindle
     # here, before it is read, so WaitOrder sees its age while it waits in
     # the pool's queue unread.
     def arriving
-      @started_at ||= (ArrivalClock.first_byte_at(@arrival_fd) if @arrival_fd) ||
-                      Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      @started_at ||= arrived_at || Process.clock_gettime(Process::CLOCK_MONOTONIC)
       self
     end
 
@@ -60,6 +66,14 @@ module Spindle
       env[QUEUE_START] = @started_at
       @started_at = nil
       env
+    end
+
+    private
+
+    # The kernel's time for the first unread byte, or nil.
+    def arrived_at
+      at = ArrivalClock.first_byte_at(@arrival_fd) if @arrival_fd
+      at if at.is_a?(Float)
     end
   end
 end
