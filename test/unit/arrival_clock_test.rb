@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "test_helper"
+require "tmpdir"
 require "spindle/config"
 require "spindle/listener"
 require "spindle/engine/outbox"
@@ -33,6 +34,7 @@ class ArrivalClockTest < Minitest::Test
     sent_from, sent_by = send_and_wait
 
     @server = accept
+    assert Spindle::ArrivalClock.stamped?(@server), "accepted sockets inherit the listener's option"
     at = Spindle::ArrivalClock.first_byte_at(@server.fileno)
     assert_operator at, :>=, sent_from
     assert_operator at, :<=, sent_by, "the kernel's time, #{WAIT}s before the peek"
@@ -68,12 +70,22 @@ class ArrivalClockTest < Minitest::Test
   def test_without_the_listener_asking_no_time_is_told
     send_and_wait
     @server = accept
+    refute Spindle::ArrivalClock.stamped?(@server)
     assert_nil Spindle::ArrivalClock.first_byte_at(@server.fileno), "a byte waits, with no time"
     conn = timed_connection(@server)
     conn.read_nonblock
     conn.advance
     assert_operator conn.started_at, :>, Process.clock_gettime(Process::CLOCK_MONOTONIC) - WAIT,
                     "it counts from the read, as before"
+  end
+
+  def test_a_unix_listener_is_not_stamped
+    path = File.join(Dir.tmpdir, "spindle-arrival-#{Process.pid}.sock")
+    unix = Spindle::Listener.open("unix://#{path}", backlog: 8).first
+    refute Spindle::ArrivalClock.stamp(unix), "a Unix stream socket tells no times"
+  ensure
+    unix&.close
+    File.unlink(path) if path && File.exist?(path)
   end
 
   private

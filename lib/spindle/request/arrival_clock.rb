@@ -14,10 +14,10 @@ module Spindle
   # The listener asks the kernel to note each packet's arrival time
   # (SO_TIMESTAMPNS; accepted sockets inherit it), and the connection peeks
   # at its first unread byte's time before it reads (first_byte_at, in
-  # ext/spindle/arrival_clock.c): one recvmsg per request, on plain
+  # ext/spindle/arrival_clock.c): one recvmsg per request, on plain TCP
   # connections and only while queue time is measured. TLS connections
   # count from the read, as before: their bytes wait in OpenSSL's buffer
-  # too, where no arrival time is kept.
+  # too, where no arrival time is kept; so do Unix sockets'.
   module ArrivalClock
     module_function
 
@@ -28,13 +28,23 @@ module Spindle
 
     # Asks the kernel to note the arrival time of each packet on the
     # sockets accepted from listener (a Listener) from now on. True when
-    # it will; false without the extension, on a TLS listener, or when
-    # the socket refuses the option.
+    # it will; false without the extension, on a TLS or Unix listener
+    # (a Unix stream socket tells no times), or when the socket refuses
+    # the option.
     def stamp(listener)
-      return false if listener.tls? || !available?
+      return false if listener.tls? || listener.unix? || !available?
 
       listener.io.setsockopt(Socket::SOL_SOCKET, Socket::SO_TIMESTAMPNS, true)
       true
+    rescue SystemCallError, IOError
+      false
+    end
+
+    # Whether socket (accepted) has the kernel note its arrival times: its
+    # listener was stamped. Asked once per connection, so a connection
+    # that cannot tell a time pays no peek per request.
+    def stamped?(socket)
+      available? && socket.getsockopt(Socket::SOL_SOCKET, Socket::SO_TIMESTAMPNS).bool
     rescue SystemCallError, IOError
       false
     end

@@ -23,8 +23,9 @@ module Spindle
     def initialize(io, config, env_template, outbox, proxy_protocol: false, tls: false)
       super
       @started_at = nil # monotonic: the current request's first byte
-      # Where the kernel's arrival times are read: a plain socket's fd.
-      @arrival_fd = io.fileno if !tls && ArrivalClock.available?
+      # Where the kernel's arrival times are read: a plain socket's fd,
+      # when its listener asked for them.
+      @arrival_fd = io.fileno if !tls && ArrivalClock.stamped?(io)
     end
 
     # When the current request's first byte arrived (monotonic seconds);
