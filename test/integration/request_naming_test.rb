@@ -49,7 +49,10 @@ class RequestNamingTest < SpindleIntegrationTest
         roundtrip(request("GET", "/rack2", [["Connection", "close"]]), process)
         roundtrip(request("GET", "/orders", [["X-Request-Id", "from-client"], ["Connection", "close"]]), process)
         lines = wait_until("three access lines") { (l = File.readlines(access)).size == 3 && l }
-        assert_equal %w[app-orders app-rack2 from-client], lines.map { |line| request_id(format, line) }, lines.join
+        # Sorted: a line is written once its response is out, so a pool
+        # thread still logging one request may write after the next
+        # request's thread (each id comes from its own request alone).
+        assert_equal %w[app-orders app-rack2 from-client], lines.map { |line| request_id(format, line) }.sort, lines.join
       end
     end
   end
