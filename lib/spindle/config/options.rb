@@ -170,8 +170,8 @@ module Spindle
       Option.new(name: :max_queue_time, default: nil, cli: "--max-queue-time", arg: "SECONDS",
                  coerce: ->(v) { c.seconds(v, "max_queue_time") },
                  doc: "Answer 503 (Retry-After: 1), without calling the app, a request " \
-                      "that has waited longer than this before its app call: since its first byte was " \
-                      "read, or since the X-Request-Start (or X-Queue-Start) stamp of a --trusted-proxies " \
+                      "that has waited longer than this before its app call: since its first byte " \
+                      "arrived (TCP; TLS and Unix sockets: was read), or since the X-Request-Start (or X-Queue-Start) stamp of a --trusted-proxies " \
                       "peer when that is earlier. The 503 closes a client's connection and keeps a " \
                       "trusted proxy's. The health path is never shed. Counted in the metrics, " \
                       "logged at most once a second (docs/QUEUE_TIME.md)."),

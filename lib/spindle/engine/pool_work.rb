@@ -23,7 +23,8 @@ module Spindle
     # client at 4,000 req/s), which capacity and every 503 paid. The order
     # sees parked requests all the same: a thread about to take gathers the
     # ready ones into the queue first (ThreadPool#gather_arrived), each
-    # counting from that moment (Park#wait, TimedConnection#arriving).
+    # counting from its first byte's arrival (on a Unix socket, from that
+    # moment: Park#wait, TimedConnection#arriving).
     #
     # Pool threads serve pipelined requests already in hand before letting
     # the connection go, up to ConnectionPolicy::TURNS and only while no

@@ -15,11 +15,12 @@ module Spindle
     # shedding step answers them 503 at once, which costs the app nothing.
     # This is "adaptive LIFO" (Maurer, "Fail at Scale", ACM Queue 2015).
     #
-    # A request's age counts from its first byte (TimedConnection#started_at,
-    # set as it is read), or, on a parked keep-alive connection, from when
-    # a pool thread gathered it (Park#wait); a pipelined request not yet
-    # parsed has none, and counts as new. The proxy's X-Request-Start,
-    # which the shedding step also reads, is not parsed yet here.
+    # A request's age counts from its first byte (TimedConnection#started_at:
+    # its arrival in the kernel on TCP; elsewhere its read, or on a parked
+    # keep-alive connection when a pool thread gathered it, Park#wait). A
+    # pipelined request not yet parsed has none, and counts as new. The
+    # proxy's X-Request-Start, which the shedding step also reads, is not
+    # parsed yet here.
     class WaitOrder
       def initialize(max_queue_time)
         @max = max_queue_time

@@ -4,11 +4,13 @@ module Spindle
   # How long a request waited before its app call (its queue time), from the
   # two clocks that can tell:
   #
-  # - the server's own: since its first bytes were read (TimedConnection
-  #   puts when in the env, as TimedConnection::QUEUE_START, monotonic). It cannot see
-  #   a request still in the kernel: one that waits in the listen backlog,
-  #   or unread on its socket while the only thread is busy (the blocking
-  #   engine, a fiber loop held by the app), counts from when it was read.
+  # - the server's own: since its first byte arrived (TimedConnection
+  #   puts when in the env, as TimedConnection::QUEUE_START, monotonic).
+  #   On TCP that is the kernel's arrival time (ArrivalClock), so a wait
+  #   unread in the kernel counts; on TLS and Unix sockets, where no such
+  #   time is kept, a request waiting in the listen backlog, or unread on
+  #   its socket while the only thread is busy (the blocking engine, a
+  #   fiber loop held by the app), counts from when it was read.
   # - a proxy's: X-Request-Start or X-Queue-Start, stamped by the proxy
   #   in front when it received the request (nginx: "t=${msec}"; Heroku's
   #   router: milliseconds), so it counts the wait the server cannot see.
