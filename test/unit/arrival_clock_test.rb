@@ -30,7 +30,7 @@ class ArrivalClockTest < Minitest::Test
   end
 
   def test_the_first_unread_byte_is_timed_when_it_arrived_and_left_for_the_read
-    assert Spindle::ArrivalClock.stamp(@listener)
+    assert stamp_listener
     sent_from, sent_by = send_and_wait
 
     @server = accept
@@ -43,7 +43,7 @@ class ArrivalClockTest < Minitest::Test
   end
 
   def test_a_timed_connection_counts_its_request_from_the_first_byte
-    Spindle::ArrivalClock.stamp(@listener)
+    stamp_listener
     _, sent_by = send_and_wait
 
     conn = timed_connection(@server = accept)
@@ -54,7 +54,7 @@ class ArrivalClockTest < Minitest::Test
 
   # Nothing waits: the peek says so, and the read is not made.
   def test_a_timed_connection_with_nothing_to_read_waits
-    Spindle::ArrivalClock.stamp(@listener)
+    stamp_listener
     send_and_wait
     conn = timed_connection(@server = accept)
     conn.read_nonblock
@@ -91,6 +91,27 @@ class ArrivalClockTest < Minitest::Test
   private
 
   def clock = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+
+  # Stamps the listener, then waits for the kernel to stamp packets: it
+  # turns its packet clock on a moment after the first socket asks (in a
+  # deferred work item), and packets that arrive before are never stamped.
+  # A probe connection sends a byte at a time until one comes stamped.
+  def stamp_listener
+    stamped = Spindle::ArrivalClock.stamp(@listener)
+    probe = HttpClient.connect("127.0.0.1", Integer(@listener.server_port))
+    server = accept
+    wait_until("the kernel stamping packets", deadline: 10, interval: 0.001) do
+      probe.write("x")
+      server.wait_readable(10)
+      at = Spindle::ArrivalClock.first_byte_at(server.fileno)
+      server.read_nonblock(4096, exception: false)
+      at.is_a?(Float)
+    end
+    stamped
+  ensure
+    probe&.socket&.close
+    server&.close
+  end
 
   # The request is sent, then waits WAIT in the kernel: when it was sent
   # (from, by).

@@ -17,7 +17,10 @@ module Spindle
   # ext/spindle/arrival_clock.c): one recvmsg per request, on plain TCP
   # connections and only while queue time is measured. TLS connections
   # count from the read, as before: their bytes wait in OpenSSL's buffer
-  # too, where no arrival time is kept; so do Unix sockets'.
+  # too, where no arrival time is kept; so do Unix sockets'. The kernel
+  # turns its packet clock on a moment after the first socket asks (a
+  # deferred work item): a request that arrives in that moment counts from
+  # its read too.
   module ArrivalClock
     module_function
 
