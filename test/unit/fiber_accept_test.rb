@@ -16,53 +16,70 @@ require_relative "../support/waiting"
 # back of the loop's ready queue, so a loop busy with its open connections
 # accepted one client per turn; when 256 clients reconnected together, the
 # last waited ~250 ms in the backlog. The engine runs in-process here, on a
-# real listener. BUSY clients keep the loop turning (each pipelines many
-# requests, so its fiber serves ConnectionPolicy::TURNS of them per turn); then
-# BURST clients connect at once, and each response says how many requests the
-# process had served before it, counted by the app. That count, not a clock,
-# measures how long the burst waited.
+# real listener. BUSY requests keep the loop turning: each yields to the loop
+# and counts a tick every turn. One request then holds the loop (it spins
+# without yielding) while a child process connects the whole burst and sends
+# its requests, so the whole burst waits in the backlog when the loop next
+# accepts, however fast this Ruby runs. Each response of the burst says the
+# ticks counted before it: ticks, not a clock, measure how long it waited.
 class FiberAcceptTest < Minitest::Test
   include Waiting
 
   BUSY = 4
-  PIPELINED = 3000
   BURST = 24
-  SERVED = Struct.new(:count).new(0)
-  # Each busy request spins a little, so a turn of the loop outlasts the
-  # test's connecting the whole burst.
+  STATE = Struct.new(:ticks, :busy, :stop, :holding, :released).new
   APP = lambda do |env|
-    SERVED.count += 1
-    20_000.times { nil } if env["PATH_INFO"] == "/busy"
-    [200, { "content-type" => "text/plain" }, [SERVED.count.to_s]]
+    case env["PATH_INFO"]
+    when "/busy" then tick_until_stopped
+    when "/hold" then hold_the_loop
+    end
+    [200, { "content-type" => "text/plain" }, [STATE.ticks.to_s]]
+  end
+
+  def self.tick_until_stopped
+    STATE.busy += 1
+    until STATE.stop
+      STATE.ticks += 1
+      Fiber.scheduler.yield
+    end
+  end
+
+  # read_nonblock never yields to the fiber scheduler: nothing else in the
+  # loop runs until the child writes.
+  def self.hold_the_loop
+    STATE.holding.write("h")
+    nil until STATE.released.read_nonblock(1, exception: false).is_a?(String)
   end
 
   def setup
-    SERVED.count = 0
+    STATE.ticks = STATE.busy = 0
+    STATE.stop = false
+    @holding_r, STATE.holding = IO.pipe
+    STATE.released, @released_w = IO.pipe
     @config = Spindle::Config.new({})
     @log = Spindle::Log.new(out: StringIO.new, err: StringIO.new, quiet: true)
     @listener = Spindle::Listener.open("tcp://127.0.0.1:0", backlog: 128).first
   end
 
   def teardown
+    STATE.stop = true
     @engine&.stop
     @runner&.join(10)
-    @busy&.each(&:close)
+    @clients&.each(&:close)
     @listener&.close
+    [@holding_r, @released_w, STATE.holding, STATE.released].each { |io| io&.close }
   end
 
   def test_a_busy_loop_takes_a_burst_of_clients_in_one_turn
     start_engine
-    @busy = Array.new(BUSY) { pipeline(connect) }
-    wait_until("the busy clients being served", deadline: 10, interval: 0.001) { SERVED.count > BUSY * 50 }
-    counts = burst_counts
-    turn = BUSY * Spindle::Engine::ConnectionPolicy::TURNS
+    @clients = Array.new(BUSY) { connect.write(HttpClient.request("GET", "/busy")) }
+    wait_until("the busy requests turning the loop", deadline: 10, interval: 0.001) do
+      STATE.busy == BUSY && STATE.ticks > BUSY * 10
+    end
+    turns = burst_ticks.then { |ticks| (ticks.max - ticks.min) / BUSY }
     # One client per turn put BURST - 1 (23) turns between the first and
-    # the last; taken in one burst they are served within one or two. The
-    # bound is a third of the old spread, not a few turns: with the rest of
-    # the suite on both cores, the child connecting the burst can be
-    # descheduled for several turns (5 were seen once on Ruby 3.3).
-    assert_operator counts.max - counts.min, :<, BURST / 3 * turn,
-                    "the burst was spread over #{(counts.max - counts.min) / turn} turns of the loop: #{counts.sort}"
+    # the last; taken in one burst, they start at the same turn.
+    assert_operator turns, :<=, 1, "the burst was spread over #{turns} turns of the loop"
   end
 
   private
@@ -74,26 +91,26 @@ class FiberAcceptTest < Minitest::Test
     connect.tap { |client| client.write(HttpClient.request("GET", "/")).read_response }.close
   end
 
-  # The burst connects from a child process: in this one, the engine's
-  # thread holds the GVL for most of a turn, and the clients would trickle in.
-  def burst_counts
+  # The burst connects from a child process, while a request of the test's
+  # holds the loop: the child waits until it holds, connects every client
+  # and sends its request, then lets the loop go.
+  def burst_ticks
+    @clients << connect.write(HttpClient.request("GET", "/hold"))
     reader, writer = IO.pipe
     pid = fork do
       reader.close
+      @holding_r.read(1)
       clients = Array.new(BURST) { connect.write(HttpClient.request("GET", "/new")) }
+      @released_w.write("r")
       writer.write(clients.map { |client| client.read_response.body }.join(","))
       exit!(0)
     end
     writer.close
-    reader.read.split(",").map { |count| Integer(count) }
+    reader.read.split(",").map { |ticks| Integer(ticks) }
   ensure
     reader&.close
     Process.wait(pid) if pid
   end
 
   def connect = HttpClient.connect("127.0.0.1", Integer(@listener.server_port))
-
-  # Sends PIPELINED requests at once; their responses are never read (the
-  # kernel's buffers hold them).
-  def pipeline(client) = client.write(HttpClient.request("GET", "/busy") * PIPELINED)
 end
