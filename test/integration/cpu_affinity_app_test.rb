@@ -25,7 +25,7 @@ class CpuAffinityAppTest < SpindleIntegrationTest
   private
 
   def assert_app_threads_pinned(name, count, *args)
-    process = spawn_server("--cpu-affinity=app", *args, app_path("echo"))
+    process = spawn_server("--cpu-affinity=app", "-b", LOOPBACK, *args, app_path("echo"))
     cpu = @allowed.first
     assert_match(/app threads on CPU #{cpu} \(--cpu-affinity=app\)/, process.output)
     assert_equal 200, roundtrip(request("GET", "/", [["Connection", "close"]]), process).status

@@ -26,7 +26,7 @@ class CpuAffinityAutoTest < SpindleIntegrationTest
   end
 
   def test_pool_leaves_its_cpu_when_another_process_takes_it
-    process = spawn_server("--engine", "threads", "-t", "2:2", app_path("echo"))
+    process = spawn_server("-b", LOOPBACK, "--engine", "threads", "-t", "2:2", app_path("echo"))
     cpu = Integer(process.output[/app threads on CPU (\d+) \(--cpu-affinity=auto/, 1] || flunk(process.output))
     assert_equal 200, roundtrip(request("GET", "/", [["Connection", "close"]]), process).status
     wait_until("the pool's 2 threads on CPU #{cpu}") { pool_cpus(process) == [[cpu]] }
@@ -43,7 +43,7 @@ class CpuAffinityAutoTest < SpindleIntegrationTest
   end
 
   def test_blocking_engine_is_left_unpinned
-    process = spawn_server("--engine", "blocking", app_path("echo"))
+    process = spawn_server("-b", LOOPBACK, "--engine", "blocking", app_path("echo"))
     assert_equal 200, roundtrip(request("GET", "/", [["Connection", "close"]]), process).status
     refute_match(/app threads on CPU/, process.output)
     assert_equal [@allowed], ThreadCpus.of_threads(process.pid).map(&:last).uniq
