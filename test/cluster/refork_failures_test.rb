@@ -22,8 +22,9 @@ class ReforkFailuresTest < SpindleIntegrationTest
   HOOKS = %w[before_refork after_refork].freeze
 
   # Each refork hook does what the file named after it says: "raise",
-  # "hang", or "gate" (wait until the test releases it, then raise). It
-  # notes that it was entered, with its pid.
+  # "hang", "gate" (wait until the test releases it, then raise) or "wait"
+  # (wait until released, then return). It notes that it was entered, with
+  # its pid.
   def setup
     @dir = Dir.mktmpdir("spindle-refork")
     @config = File.join(@dir, "spindle.rb")
@@ -39,6 +40,7 @@ class ReforkFailuresTest < SpindleIntegrationTest
         when "gate"
           sleep 0.05 until File.exist?("\#{mode}.release")
           raise "\#{name} failed on purpose"
+        when "wait" then sleep 0.05 until File.exist?("\#{mode}.release")
         end
       end
       before_refork { hook.call("before_refork") }
@@ -260,6 +262,22 @@ class ReforkFailuresTest < SpindleIntegrationTest
     control("refork")
     assert app.wait_for_output(/refork to generation 1 done/, deadline: DEADLINE), app.output
     assert_equal [1], serving_workers.map { |w| w["generation"] }
+  end
+
+  # A stop while the mold-to-be runs before_refork: its stop order waits in
+  # its channel, and the mold it becomes forks nothing and goes. The master
+  # used to fork the new generation's first worker from the mold that had
+  # become ready during its stop.
+  def test_a_stop_while_before_refork_runs_forks_nothing_and_the_master_exits
+    app = start(workers: 1)
+    hook("before_refork", "wait")
+    control("refork")
+    entered("before_refork")
+    app.signal(:TERM)
+    assert app.wait_for_output(/stopping \(graceful\)/), app.output
+    release("before_refork")
+    assert_equal 0, app.wait_for_exit(SpindleProcess::STOP_DEADLINE)&.exitstatus, app.output
+    refute_match(/added \(pid \d+, generation 1\)/, app.output)
   end
 
   def test_a_refork_asked_for_while_one_is_under_way_is_refused_with_the_reason

@@ -183,4 +183,16 @@ class ClusterReforkerTest < Minitest::Test
     assert_equal :killed, candidate.state
     assert_empty @spawner.spawned.select { |_, from| from == "mold 1" }
   end
+
+  # The master's stop began while the mold-to-be drained or ran its hook:
+  # a worker forked from the mold now was never told to stop, and the
+  # master waited for it and the mold for ever.
+  def test_a_mold_ready_once_the_master_stops_forks_nothing_and_is_told_to_go
+    candidate = start
+    FakeCluster.told(candidate)
+    @reforker.mold_ready(candidate, Message::MoldReady.new(pid: 900, generation: 1), stopping: true)
+    assert_equal [:mold_retiring, 900, [:eof]], [candidate.state, candidate.pid, FakeCluster.told(candidate)]
+    assert_empty @spawner.spawned.select { |_, from| from == "mold 1" }
+    refute @reforker.busy?
+  end
 end

@@ -258,7 +258,7 @@ module Spindle
           child.checkin = message
         when Message::Forked then child.pid ||= message.pid
         when Message::Booted then booted(child, message)
-        when Message::MoldReady then @reforker.mold_ready(child, message)
+        when Message::MoldReady then @reforker.mold_ready(child, message, stopping: @phase.draining?)
         when Message::Dumped then @supervisor.dumped(child)
         end
       end

@@ -91,13 +91,18 @@ module Spindle
       end
 
       # Message::MoldReady. One from a mold-to-be already given up (killed
-      # past its deadline) is ignored: its KILL is on its way.
-      def mold_ready(child, message)
+      # past its deadline) is ignored: its KILL is on its way. stopping: the
+      # master's stop began while it became the mold. Nothing is forked from
+      # it then, and it is told to go: a worker forked from it was never told
+      # to stop, and the stopping master waited for it, and its mold, for ever.
+      def mold_ready(child, message, stopping: false)
         return unless @phase == :becoming && child.equal?(@candidate)
 
-        child.state = :mold_trial
         child.pid = message.pid
         child.generation = message.generation
+        return stop_mold(child) if stopping
+
+        child.state = :mold_trial
         @phase = :trying
         @mold = child
         @trial = @supervisor.spawn(child.index, from: child)
@@ -199,6 +204,11 @@ module Spindle
       def refilled_from
         mold = @children.mold
         "the slot is refilled from #{mold ? "the mold of generation #{mold.generation}" : 'the master'}"
+      end
+
+      def stop_mold(mold)
+        retire_mold(mold)
+        reset
       end
 
       # End of stream on its channel, not a signal: the mold first carries

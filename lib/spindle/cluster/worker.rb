@@ -3,6 +3,7 @@
 require_relative "../process/server"
 require_relative "../ops/process_stats"
 require_relative "message"
+require_relative "heartbeat"
 require_relative "mold"
 
 module Spindle
@@ -17,8 +18,6 @@ module Spindle
     # one instead of exiting, unless a stop came meanwhile (the Server's
     # phase decides which came first: Phase#once_drained).
     class Worker
-      HEARTBEAT = 1.0
-
       def initialize(index:, generation:, channel:, app:, config:, log:, listeners:, siblings:)
         @index = index
         @siblings = siblings
@@ -44,9 +43,10 @@ module Spindle
         @signals = @server.install_signals(Signals::WORKER, drain_delay: 0).on_dump { dump_threads }
         @config.run_hooks(@generation.zero? ? :after_worker_fork : :after_refork, @index)
         Message.send_to(@channel, Message::Booted.new(pid: Process.pid, index: @index, generation: @generation))
-        heartbeat = Thread.new { heartbeat_loop }
+        heartbeat = Heartbeat.new(@channel, log: @log, checkin: -> { checkin }, obey: ->(order) { obey(order) },
+                                            gone: -> { exit!(1) }).start
         @server.serve
-        heartbeat.kill
+        heartbeat.stop # after the order it is obeying, if any: a stop read is never lost
         become_mold if @mold_generation && !@server.phase.ending?
         exit!(0)
       rescue StandardError, ScriptError => e
@@ -55,15 +55,6 @@ module Spindle
       end
 
       private
-
-      def heartbeat_loop
-        loop do
-          Message.send_to(@channel, checkin) || exit!(1) # the master is gone
-          obey(Message.receive_nonblock(@channel)) if @channel.wait_readable(HEARTBEAT)
-        end
-      rescue StandardError => e
-        @log.exception(e, "worker #{@index} heartbeat failed")
-      end
 
       # URG, from a master about to kill this worker (or the mold it is
       # becoming): the dump, then word that the master need not wait longer.
